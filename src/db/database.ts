@@ -1,0 +1,162 @@
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SingleConnectionProvider,
+  Transaction,
+  CompiledQuery,
+  sql,
+  type KyselyConfig,
+  type KyselyPlugin,
+  type TransactionBuilder,
+} from 'kysely'
+import { SessionConnection, SessionDriver } from './driver.js'
+import { renderSetLocal, type LocalSettings } from './local-settings.js'
+import type { Capabilities, CopySource, SessionPool } from './session.js'
+
+/** Options of {@link Database.transaction} when given a callback. */
+export interface TransactionOptions {
+  /** Applied with `SET LOCAL` right after `BEGIN`, in the same round trip; validated, never user text. */
+  settings?: LocalSettings
+}
+
+/** A Kysely transaction that can also `COPY ... FROM STDIN` on its connection. */
+export type DatabaseTransaction<DB = any> = Transaction<DB> & {
+  /** Streams `source` into `COPY ... FROM STDIN` inside this transaction; resolves to the rows copied. */
+  copyFrom(copySql: string, source: CopySource): Promise<number>
+}
+
+/** Options of the {@link Database} constructor. */
+export interface DatabaseConfig {
+  /** Kysely plugins, e.g. `CamelCasePlugin`. */
+  plugins?: KyselyPlugin[]
+  /** Kysely's logger (`['query', 'error']` or a function). */
+  log?: KyselyConfig['log']
+}
+
+/**
+ * The one database handle pgscale uses: a Kysely instance (PostgreSQL dialect, pgvector types
+ * parsed) plus what Kysely lacks: `COPY FROM STDIN`, transactions with `SET LOCAL` settings,
+ * and `capabilities`. Get one from {@link connect} or {@link provision}.
+ *
+ * ### Examples
+ * ```ts
+ * const db = await connect(process.env.DATABASE_URL!)
+ * const { rows } = await sql`select 1 as one`.execute(db)
+ * await db.transaction(async (trx) => {
+ *   await sql`select ...`.execute(trx)
+ * }, { settings: { 'hnsw.ef_search': 100 } })
+ * await db.close()
+ * ```
+ */
+export class Database<DB = any> extends Kysely<DB> {
+  /** What this handle can do (concurrency, COPY streaming). */
+  readonly capabilities: Capabilities
+  readonly #driver: SessionDriver
+  readonly #config: KyselyConfig
+  #citus: Promise<boolean> | undefined
+
+  constructor(pool: SessionPool, config: DatabaseConfig = {}) {
+    const driver = new SessionDriver(pool)
+    const kyselyConfig: KyselyConfig = {
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => driver,
+        createIntrospector: (db) => new PostgresIntrospector(db),
+        createQueryCompiler: () => new PostgresQueryCompiler(),
+      },
+      plugins: config.plugins,
+      log: config.log,
+    }
+    super(kyselyConfig)
+    this.capabilities = pool.capabilities
+    this.#driver = driver
+    this.#config = kyselyConfig
+  }
+
+  /**
+   * Streams `source` into `COPY ... FROM STDIN` on one pooled connection (its own implicit
+   * transaction); resolves to the rows copied. On failure the COPY is aborted, nothing is kept.
+   *
+   * ### Examples
+   * ```ts
+   * await db.copyFrom('COPY items (id, name) FROM STDIN', [Buffer.from('1\ta\n2\tb\n')])
+   * ```
+   */
+  copyFrom(copySql: string, source: CopySource): Promise<number> {
+    return this.getExecutor().provideConnection((connection) =>
+      (connection as SessionConnection).copyFrom(copySql, source),
+    )
+  }
+
+  /** Kysely's transaction builder: `db.transaction().execute(fn)`. */
+  override transaction(): TransactionBuilder<DB>
+  /**
+   * Runs `fn` in a transaction on one connection, with `options.settings` applied by `SET LOCAL`
+   * in the same round trip as `BEGIN`; commits when `fn` resolves, rolls back when it throws.
+   *
+   * ### Examples
+   * ```ts
+   * const rows = await db.transaction(
+   *   (trx) => sql`select ...`.execute(trx),
+   *   { settings: { 'hnsw.ef_search': 100, 'hnsw.iterative_scan': 'relaxed_order' } },
+   * )
+   * ```
+   */
+  override transaction<T>(fn: (trx: DatabaseTransaction<DB>) => Promise<T>, options?: TransactionOptions): Promise<T>
+  override transaction<T>(
+    fn?: (trx: DatabaseTransaction<DB>) => Promise<T>,
+    options?: TransactionOptions,
+  ): TransactionBuilder<DB> | Promise<T> {
+    if (fn === undefined) return super.transaction()
+    return this.#runTransaction(fn, options ?? {})
+  }
+
+  async #runTransaction<T>(fn: (trx: DatabaseTransaction<DB>) => Promise<T>, options: TransactionOptions): Promise<T> {
+    const settings = options.settings ?? {}
+    const citus = Object.keys(settings).length > 0 ? await this.hasCitus() : false
+    const begin = ['BEGIN', renderSetLocal(settings, citus)].filter(Boolean).join('; ')
+    const executor = this.getExecutor()
+    return executor.provideConnection(async (connection) => {
+      const conn = connection as SessionConnection
+      await conn.executeQuery(CompiledQuery.raw(begin))
+      try {
+        const trx = new Transaction<DB>({
+          config: this.#config,
+          dialect: this.#config.dialect,
+          driver: this.#driver,
+          executor: executor.withConnectionProvider(new SingleConnectionProvider(conn)),
+        }) as DatabaseTransaction<DB>
+        trx.copyFrom = (copySql, source) => conn.copyFrom(copySql, source)
+        const result = await fn(trx)
+        await conn.executeQuery(CompiledQuery.raw('COMMIT'))
+        return result
+      } catch (err) {
+        try {
+          await conn.executeQuery(CompiledQuery.raw('ROLLBACK'))
+        } catch (rollbackError) {
+          conn.broken = rollbackError
+        }
+        throw err
+      }
+    })
+  }
+
+  /** Whether the Citus extension is installed (checked once, then cached). */
+  hasCitus(): Promise<boolean> {
+    this.#citus ??= sql<{ citus: boolean }>`select exists (select 1 from pg_extension where extname = 'citus') as citus`
+      .execute(this)
+      .then((r) => r.rows[0]?.citus === true)
+      .catch((err: unknown) => {
+        this.#citus = undefined
+        throw err
+      })
+    return this.#citus
+  }
+
+  /** Closes every connection (PGlite: closes the instance). */
+  async close(): Promise<void> {
+    await this.destroy()
+  }
+}

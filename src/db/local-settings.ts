@@ -1,0 +1,40 @@
+import { InvalidArgumentError } from '../errors.js'
+
+/** Settings applied with `SET LOCAL` for one transaction: `{ 'hnsw.ef_search': 100 }`. */
+export type LocalSettings = Readonly<Record<string, string | number | boolean>>
+
+const SETTING_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/
+const SETTING_VALUE = /^[A-Za-z0-9_.-]{1,64}$/
+
+/**
+ * Renders validated `SET LOCAL` statements. `SET` takes no bound parameters, so names and values
+ * are checked against strict patterns (numbers, booleans, enum words, sizes like `1GB`) and never
+ * carry user text into SQL. On Citus, `citus.propagate_set_commands = 'local'` comes first so the
+ * shards see the settings (DESIGN.md §9).
+ *
+ * ### Examples
+ * ```ts
+ * renderSetLocal({ 'hnsw.ef_search': 100, 'hnsw.iterative_scan': 'relaxed_order' }, false)
+ * // "SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'"
+ * ```
+ */
+export function renderSetLocal(settings: LocalSettings, citus: boolean): string {
+  const statements: string[] = []
+  for (const [name, raw] of Object.entries(settings)) {
+    if (!SETTING_NAME.test(name)) throw new InvalidArgumentError(`invalid setting name ${JSON.stringify(name)}`)
+    const value = settingValue(name, raw)
+    statements.push(`SET LOCAL ${name} = '${value}'`)
+  }
+  if (citus && statements.length > 0) statements.unshift(`SET LOCAL citus.propagate_set_commands = 'local'`)
+  return statements.join('; ')
+}
+
+function settingValue(name: string, raw: string | number | boolean): string {
+  if (typeof raw === 'boolean') return raw ? 'on' : 'off'
+  if (typeof raw === 'number') {
+    if (!Number.isFinite(raw)) throw new InvalidArgumentError(`setting ${name}: ${raw} is not a finite number`)
+    return String(raw)
+  }
+  if (typeof raw === 'string' && SETTING_VALUE.test(raw)) return raw
+  throw new InvalidArgumentError(`setting ${name}: value ${JSON.stringify(raw)} is not a number, boolean or plain word`)
+}

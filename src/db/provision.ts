@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs'
+import { InvalidArgumentError, PgScaleError, ProviderUnavailableError } from '../errors.js'
+import { connect, connectPglite, redactUrl } from './connect.js'
+import type { Database } from './database.js'
+import { findLocalBinaries } from './providers/local-binaries.js'
+import { startLocalCluster } from './providers/local-cluster.js'
+import {
+  closeOnFailure,
+  DEFAULT_SERVER_SETTINGS,
+  settingArgs,
+  type ProvisionedDatabase,
+  type ServerSettings,
+  type SkippedProvider,
+} from './providers/provider.js'
+import { readServerInfo, type ProviderName } from './server-info.js'
+
+/** Options of {@link provision}. */
+export interface ProvisionOptions {
+  /** Which provider; `auto` (default) tries url → local → container → embedded. */
+  provider?: ProviderName | 'auto'
+  /** For `url`: the server. Default `DATABASE_URL`. */
+  url?: string
+  /** For `local` and `container`: server settings, merged over {@link DEFAULT_SERVER_SETTINGS}. */
+  settings?: ServerSettings
+  /** For `embedded`: a directory to persist PGlite's data in. Default: in memory. */
+  dataDir?: string
+  /** Most connections the handle opens at once (server providers). Default 10. */
+  maxConnections?: number
+  /** For `container`: the image. Default `pgvector/pgvector:pg17`. */
+  image?: string
+}
+
+export const PROVIDERS = ['auto', 'url', 'local', 'container', 'embedded'] as const
+
+/**
+ * Gets a PostgreSQL + pgvector database from one of four providers and returns the handle, a URL
+ * other processes can use (not for `embedded`), what it is (`info`) and `stop()`.
+ *
+ * | provider | what |
+ * |---|---|
+ * | `url` | your server (`options.url` or `DATABASE_URL`), PostgreSQL ≥ 15 with pgvector ≥ 0.8 |
+ * | `local` | a throwaway cluster from the machine's binaries, removed on `stop()` and on exit |
+ * | `container` | Testcontainers `pgvector/pgvector:pg17` (needs a Docker engine) |
+ * | `embedded` | PGlite 0.4 in this process (PostgreSQL 17 + pgvector 0.8.1, one connection) |
+ *
+ * ### Examples
+ * ```ts
+ * const { db, info, stop } = await provision({ provider: 'auto' })
+ * console.log(info.provider, info.serverVersion, info.pgvectorVersion)
+ * await stop()
+ * ```
+ */
+export async function provision(options: ProvisionOptions = {}): Promise<ProvisionedDatabase> {
+  const provider = options.provider ?? 'auto'
+  if (!(PROVIDERS as readonly string[]).includes(provider)) {
+    throw new InvalidArgumentError(`unknown provider ${JSON.stringify(provider)}: use one of ${PROVIDERS.join(', ')}`)
+  }
+  if (provider !== 'auto') return withSkipped(await provisionWith(provider, options), [])
+
+  const skipped: SkippedProvider[] = []
+  for (const candidate of ['url', 'local', 'container'] as const) {
+    if (candidate === 'url' && !(options.url ?? process.env.DATABASE_URL)) {
+      skipped.push({ provider: 'url', reason: 'no URL given and DATABASE_URL is not set' })
+      continue
+    }
+    try {
+      return withSkipped(await provisionWith(candidate, options), skipped)
+    } catch (err) {
+      if (!(err instanceof PgScaleError)) throw err
+      skipped.push({ provider: candidate, reason: err.message })
+    }
+  }
+  return withSkipped(await provisionWith('embedded', options), skipped)
+}
+
+function withSkipped(
+  provisioned: Omit<ProvisionedDatabase, 'info'> & { info: Omit<ProvisionedDatabase['info'], 'skipped'> },
+  skipped: SkippedProvider[],
+): ProvisionedDatabase {
+  return { ...provisioned, info: { ...provisioned.info, skipped } }
+}
+
+type Provisioned = Omit<ProvisionedDatabase, 'info'> & { info: Omit<ProvisionedDatabase['info'], 'skipped'> }
+
+async function provisionWith(provider: ProviderName, options: ProvisionOptions): Promise<Provisioned> {
+  switch (provider) {
+    case 'url':
+      return provisionUrl(options)
+    case 'local':
+      return provisionLocal(options)
+    case 'container':
+      return provisionContainer(options)
+    case 'embedded':
+      return provisionEmbedded(options)
+  }
+}
+
+async function described(provider: ProviderName, db: Database, url: string | undefined, stop: () => Promise<void>): Promise<Provisioned> {
+  let stopped: Promise<void> | undefined
+  const info = await closeOnFailure(db, () => readServerInfo(db, provider), stop)
+  return {
+    db,
+    url,
+    info,
+    stop: () => (stopped ??= db.close().finally(stop)),
+  }
+}
+
+async function provisionUrl(options: ProvisionOptions): Promise<Provisioned> {
+  const url = options.url ?? process.env.DATABASE_URL
+  if (!url) {
+    throw new ProviderUnavailableError('url', 'provider "url" needs a URL: pass `url` (CLI: --pg URL) or set DATABASE_URL')
+  }
+  const db = await connect(url, { maxConnections: options.maxConnections })
+  return described('url', db, url, async () => {})
+}
+
+async function provisionLocal(options: ProvisionOptions): Promise<Provisioned> {
+  const found = findLocalBinaries()
+  if (!found.ok) throw new ProviderUnavailableError('local', `provider "local" is unavailable: ${found.reason}`)
+  const cluster = await startLocalCluster(found.binaries, { ...DEFAULT_SERVER_SETTINGS, ...options.settings })
+  const db = await connect(cluster.url, { maxConnections: options.maxConnections }).catch(async (err: unknown) => {
+    await cluster.stop()
+    throw err
+  })
+  return described('local', db, cluster.url, () => cluster.stop())
+}
+
+/** Whether a Docker engine is likely reachable, without asking Testcontainers (which is slow to fail). */
+function dockerLikely(): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock') || existsSync(`${process.env.HOME}/.docker/run/docker.sock`)
+}
+
+async function provisionContainer(options: ProvisionOptions): Promise<Provisioned> {
+  if (!dockerLikely()) {
+    throw new ProviderUnavailableError(
+      'container',
+      'provider "container" is unavailable: no Docker engine (no DOCKER_HOST, no /var/run/docker.sock); start Docker or use "local"/"embedded"',
+    )
+  }
+  const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+  let container: Awaited<ReturnType<InstanceType<typeof PostgreSqlContainer>['start']>>
+  try {
+    container = await new PostgreSqlContainer(options.image ?? 'pgvector/pgvector:pg17')
+      .withSharedMemorySize(1024 * 1024 * 1024) // parallel HNSW builds keep the graph in /dev/shm
+      .withCommand(['postgres', ...settingArgs({ ...DEFAULT_SERVER_SETTINGS, ...options.settings })])
+      .start()
+  } catch (err) {
+    throw new ProviderUnavailableError(
+      'container',
+      `provider "container" is unavailable: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    )
+  }
+  const url = container.getConnectionUri()
+  const stopContainer = async () => {
+    await container.stop()
+  }
+  const db = await connect(url, { maxConnections: options.maxConnections }).catch(async (err: unknown) => {
+    await stopContainer()
+    throw err
+  })
+  return described('container', db, url, stopContainer)
+}
+
+async function provisionEmbedded(options: ProvisionOptions): Promise<Provisioned> {
+  const [{ PGlite }, { vector }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/vector'),
+  ])
+  const pglite = await PGlite.create({ dataDir: options.dataDir, extensions: { vector } })
+  const db = await connectPglite(pglite)
+  return described('embedded', db, undefined, async () => {})
+}
+
+export { redactUrl }

@@ -1,0 +1,123 @@
+import { sql } from 'kysely'
+import { DatabaseError, ExtensionMissingError } from '../errors.js'
+import type { Database } from './database.js'
+
+/** The lowest pgvector pgscale supports: iterative index scans arrived in 0.8.0. */
+export const MIN_PGVECTOR_VERSION = '0.8.0'
+
+/** The server settings that decide bench numbers; printed by every CLI and stored in every report. */
+export const REPORTED_SETTINGS = [
+  'shared_buffers',
+  'maintenance_work_mem',
+  'max_parallel_maintenance_workers',
+  'work_mem',
+] as const
+
+/** Which server a handle talks to. */
+export interface ServerInfo {
+  /** `url`, `local`, `container` or `embedded`. */
+  provider: ProviderName
+  /** `server_version`, e.g. `15.20` or `17.5`. */
+  serverVersion: string
+  /** `server_version_num`, e.g. `150020`. */
+  serverVersionNum: number
+  /** Installed pgvector version, e.g. `0.8.0`. */
+  pgvectorVersion: string
+  /** Current values of {@link REPORTED_SETTINGS} (and any other setting read). */
+  settings: Record<string, string>
+}
+
+/** The four ways to get a database. */
+export type ProviderName = 'url' | 'local' | 'container' | 'embedded'
+
+/** Compares dotted versions numerically: `compareVersions('0.10.0', '0.8.1') > 0`. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.-]/).map((p) => Number.parseInt(p, 10) || 0)
+  const pb = b.split(/[.-]/).map((p) => Number.parseInt(p, 10) || 0)
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0)
+    if (d !== 0) return d
+  }
+  return 0
+}
+
+const INSTALL_HINT =
+  'Install pgvector >= 0.8 on the server: on Debian/Ubuntu `npm run db:install` (scripts/install-postgres.sh); ' +
+  'with Docker `docker compose up -d` (pgvector/pgvector:pg17); elsewhere see https://github.com/pgvector/pgvector#installation. ' +
+  'Or run without a server: `provision({ provider: "embedded" })`.'
+
+/**
+ * Makes sure pgvector >= 0.8 is installed in the database (`CREATE EXTENSION IF NOT EXISTS vector`)
+ * and returns its version; otherwise throws {@link ExtensionMissingError} saying how to install it.
+ *
+ * ### Examples
+ * ```ts
+ * const version = await ensureVectorExtension(db) // '0.8.0'
+ * ```
+ */
+export async function ensureVectorExtension(db: Database): Promise<string> {
+  let version = await installedVectorVersion(db)
+  if (version === undefined) {
+    const { rows } = await sql<{ v: string | null }>`
+      select default_version as v from pg_available_extensions where name = 'vector'`.execute(db)
+    if (rows.length === 0) {
+      throw new ExtensionMissingError(`The server has no pgvector extension (vector). ${INSTALL_HINT}`)
+    }
+    try {
+      await sql`create extension if not exists vector`.execute(db)
+    } catch (err) {
+      // Two processes creating it at once: the loser sees a unique violation; the extension exists.
+      if (!(err instanceof DatabaseError && (err.sqlState === '23505' || err.sqlState === '42710'))) {
+        const privilege = err instanceof DatabaseError && err.sqlState === '42501'
+        throw new ExtensionMissingError(
+          privilege
+            ? 'pgvector is available but this role may not create it: ask a superuser to run `CREATE EXTENSION vector` in this database.'
+            : `CREATE EXTENSION vector failed. ${INSTALL_HINT}`,
+          { cause: err },
+        )
+      }
+    }
+    version = (await installedVectorVersion(db)) ?? ''
+  }
+  if (compareVersions(version, MIN_PGVECTOR_VERSION) < 0) {
+    throw new ExtensionMissingError(
+      `pgvector ${version} is installed; pgscale needs >= ${MIN_PGVECTOR_VERSION} (iterative index scans). ` +
+        `Upgrade the package, then run \`ALTER EXTENSION vector UPDATE\`. ${INSTALL_HINT}`,
+    )
+  }
+  return version
+}
+
+async function installedVectorVersion(db: Database): Promise<string | undefined> {
+  const { rows } = await sql<{ v: string }>`select extversion as v from pg_extension where extname = 'vector'`.execute(db)
+  return rows[0]?.v
+}
+
+/**
+ * Reads the server's versions and the settings that matter for benches.
+ *
+ * ### Examples
+ * ```ts
+ * const info = await readServerInfo(db, 'url') // { serverVersion: '15.20', pgvectorVersion: '0.8.0', ... }
+ * ```
+ */
+export async function readServerInfo(db: Database, provider: ProviderName): Promise<ServerInfo> {
+  const { rows } = await sql<{ name: string; value: string }>`
+    select name, current_setting(name) as value from unnest(${[
+      'server_version',
+      'server_version_num',
+      ...REPORTED_SETTINGS,
+    ]}::text[]) as name`.execute(db)
+  const settings = Object.fromEntries(rows.map((r) => [r.name, r.value]))
+  const serverVersion = (settings.server_version ?? '').split(' ')[0] ?? ''
+  const serverVersionNum = Number(settings.server_version_num)
+  delete settings.server_version
+  delete settings.server_version_num
+  return {
+    provider,
+    serverVersion,
+    serverVersionNum,
+    pgvectorVersion: (await installedVectorVersion(db)) ?? 'none',
+    settings,
+  }
+}

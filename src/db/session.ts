@@ -1,0 +1,42 @@
+/**
+ * The minimal structural interfaces between pgscale's Kysely driver and a PostgreSQL client
+ * (node-postgres or PGlite). Nothing else in pgscale touches a driver's own types.
+ */
+
+/** Bytes fed to `COPY ... FROM STDIN`, streamed chunk by chunk. */
+export type CopySource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>
+
+/** What one statement returned. */
+export interface SessionResult {
+  rows: Record<string, unknown>[]
+  /** Rows affected by INSERT/UPDATE/DELETE/MERGE/COPY. */
+  rowCount?: number | null
+  /** The command tag: `INSERT`, `COMMIT`, `ROLLBACK`, ... (when the client reports it). */
+  command?: string
+}
+
+/** One server session: a pooled pg client or PGlite's single connection. */
+export interface Session {
+  /** Runs one statement; `params` go as bound parameters. A parameterless text may hold several statements. */
+  query(sql: string, params: readonly unknown[]): Promise<SessionResult>
+  /** Runs `COPY ... FROM STDIN` feeding it `source`; resolves to the number of rows copied. */
+  copyFrom(sql: string, source: CopySource): Promise<number>
+}
+
+/** What a database handle can do; ask it instead of sniffing the driver. */
+export interface Capabilities {
+  /** More than one connection can run statements at the same time (false on PGlite). */
+  concurrentConnections: boolean
+  /** The most connections the handle opens at once. */
+  maxConnections: number
+  /** `COPY FROM STDIN` streams with constant memory (`stream`) or is buffered per call (`buffered`, PGlite). */
+  copy: 'stream' | 'buffered'
+}
+
+/** Hands out sessions; the driver releases each one when done, with the error that broke it, if any. */
+export interface SessionPool {
+  readonly capabilities: Capabilities
+  acquire(): Promise<Session>
+  release(session: Session, error?: unknown): void
+  close(): Promise<void>
+}

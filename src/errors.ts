@@ -1,0 +1,162 @@
+/**
+ * Typed errors. Every error pgscale throws is a {@link PgScaleError}; branch on `code` (or on
+ * `instanceof`), never on message text. Errors from the server keep their SQLSTATE in
+ * {@link DatabaseError.sqlState} and the driver's error as `cause`.
+ *
+ * ### Examples
+ * ```ts
+ * try {
+ *   await provision({ provider: 'local' })
+ * } catch (err) {
+ *   if (err instanceof ProviderUnavailableError) console.error(err.message) // says how to fix it
+ * }
+ * ```
+ */
+export type PgScaleErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_IDENTIFIER'
+  | 'DIMENSION_MISMATCH'
+  | 'PROVIDER_UNAVAILABLE'
+  | 'CONNECTION_FAILED'
+  | 'EXTENSION_MISSING'
+  | 'SCHEMA_MISMATCH'
+  | 'DATABASE_ERROR'
+
+/** Base class of every error pgscale throws. */
+export class PgScaleError extends Error {
+  /** A stable machine-readable code; see {@link PgScaleErrorCode}. */
+  readonly code: PgScaleErrorCode
+
+  constructor(code: PgScaleErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
+  }
+}
+
+/** An argument is malformed or out of range; nothing was sent to the database. */
+export class InvalidArgumentError extends PgScaleError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INVALID_ARGUMENT', message, options)
+  }
+}
+
+/** A name that must be a plain SQL identifier is not one; nothing was sent to the database. */
+export class InvalidIdentifierError extends PgScaleError {
+  /** The rejected name. */
+  readonly identifier: string
+
+  constructor(identifier: string, what: string) {
+    super(
+      'INVALID_IDENTIFIER',
+      `${what} ${JSON.stringify(identifier)} is not a valid identifier: use 1-63 characters of ` +
+        'lower-case letters, digits and underscores, starting with a letter or underscore',
+    )
+    this.identifier = identifier
+  }
+}
+
+/** A vector's length differs from the store's dimensions. */
+export class DimensionMismatchError extends PgScaleError {
+  constructor(
+    /** The dimensions the store was configured with. */
+    readonly expected: number,
+    /** The length that was given. */
+    readonly actual: number,
+    where: string,
+  ) {
+    super('DIMENSION_MISMATCH', `${where}: expected a vector of ${expected} dimensions, got ${actual}`)
+  }
+}
+
+/** A database provider cannot be used here; the message names the fix. */
+export class ProviderUnavailableError extends PgScaleError {
+  constructor(
+    /** The provider that was asked for. */
+    readonly provider: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super('PROVIDER_UNAVAILABLE', message, options)
+  }
+}
+
+/** The server could not be reached (refused, timed out, authentication failed). */
+export class ConnectionError extends PgScaleError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('CONNECTION_FAILED', message, options)
+  }
+}
+
+/** The server has no usable pgvector (missing, or older than required); the message says how to install it. */
+export class ExtensionMissingError extends PgScaleError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('EXTENSION_MISSING', message, options)
+  }
+}
+
+/** Existing database objects do not match the configuration (e.g. a table with other dimensions). */
+export class SchemaMismatchError extends PgScaleError {
+  constructor(message: string) {
+    super('SCHEMA_MISMATCH', message)
+  }
+}
+
+/** Fields a PostgreSQL error carries (node-postgres `DatabaseError`, PGlite's error). */
+interface ServerErrorFields {
+  message: string
+  code?: string
+  detail?: string
+  hint?: string
+  constraint?: string
+  table?: string
+  column?: string
+  schema?: string
+}
+
+/** An error reported by PostgreSQL. `sqlState` is its SQLSTATE (`23505`, `42P01`, ...). */
+export class DatabaseError extends PgScaleError {
+  /** The SQLSTATE code, e.g. `23505` for a unique violation. */
+  readonly sqlState: string
+  /** The server's DETAIL, if any. */
+  readonly detail?: string
+  /** The server's HINT, if any. */
+  readonly hint?: string
+  /** The violated constraint, if any. */
+  readonly constraint?: string
+  /** The table involved, if any. */
+  readonly table?: string
+
+  constructor(source: ServerErrorFields, options?: { cause?: unknown }) {
+    super('DATABASE_ERROR', source.message, { cause: options?.cause ?? source })
+    this.sqlState = source.code ?? 'XX000'
+    this.detail = source.detail
+    this.hint = source.hint
+    this.constraint = source.constraint
+    this.table = source.table
+  }
+}
+
+/** True for an error that came from the server with a SQLSTATE (a pg or PGlite error). */
+function isServerError(err: unknown): err is ServerErrorFields & Error {
+  return (
+    err instanceof Error &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    /^[0-9A-Z]{5}$/.test((err as unknown as { code: string }).code) &&
+    'severity' in err
+  )
+}
+
+/**
+ * Wraps a driver error into a {@link DatabaseError}; returns PgScaleErrors and other errors as they are.
+ *
+ * ### Examples
+ * ```ts
+ * try { await client.query(text) } catch (err) { throw toPgScaleError(err) }
+ * ```
+ */
+export function toPgScaleError(err: unknown): unknown {
+  if (err instanceof PgScaleError) return err
+  if (isServerError(err)) return new DatabaseError(err, { cause: err })
+  return err
+}

@@ -1,0 +1,42 @@
+// The public API of pgscale. Internals are not re-exported.
+export { connect, connectPglite, redactUrl, type ConnectOptions } from './db/connect.js'
+export {
+  Database,
+  type DatabaseConfig,
+  type DatabaseTransaction,
+  type TransactionOptions,
+} from './db/database.js'
+export type { LocalSettings } from './db/local-settings.js'
+export { migrate, MigrationError, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
+export { provision, PROVIDERS, type ProvisionOptions } from './db/provision.js'
+export {
+  DEFAULT_SERVER_SETTINGS,
+  type ProvisionedDatabase,
+  type ServerSettings,
+  type SkippedProvider,
+} from './db/providers/provider.js'
+export { findLocalBinaries, type LocalBinaries } from './db/providers/local-binaries.js'
+export {
+  compareVersions,
+  ensureVectorExtension,
+  MIN_PGVECTOR_VERSION,
+  readServerInfo,
+  REPORTED_SETTINGS,
+  type ProviderName,
+  type ServerInfo,
+} from './db/server-info.js'
+export type { Capabilities, CopySource } from './db/session.js'
+export {
+  ConnectionError,
+  DatabaseError,
+  DimensionMismatchError,
+  ExtensionMissingError,
+  InvalidArgumentError,
+  InvalidIdentifierError,
+  PgScaleError,
+  ProviderUnavailableError,
+  SchemaMismatchError,
+  toPgScaleError,
+  type PgScaleErrorCode,
+} from './errors.js'
+export { assertIdentifier, assertQualifiedName } from './sql/identifier.js'
