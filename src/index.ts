@@ -8,7 +8,7 @@ export {
 } from './db/database.js'
 export type { LocalSettings } from './db/local-settings.js'
 export { migrate, MigrationError, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
-export { provision, PROVIDERS, type ProvisionOptions } from './db/provision.js'
+export { checkProvider, provision, PROVIDERS, type ProviderCheck, type ProvisionOptions } from './db/provision.js'
 export {
   DEFAULT_SERVER_SETTINGS,
   type ProvisionedDatabase,

@@ -56,6 +56,7 @@ export class Database<DB = any> extends Kysely<DB> {
   readonly #driver: SessionDriver
   readonly #config: KyselyConfig
   #citus: Promise<boolean> | undefined
+  #closed: Promise<void> | undefined
 
   constructor(pool: SessionPool, config: DatabaseConfig = {}) {
     const driver = new SessionDriver(pool)
@@ -155,8 +156,9 @@ export class Database<DB = any> extends Kysely<DB> {
     return this.#citus
   }
 
-  /** Closes every connection (PGlite: closes the instance). */
-  async close(): Promise<void> {
-    await this.destroy()
+  /** Closes every connection (PGlite: closes the instance). Calling it again is a no-op. */
+  close(): Promise<void> {
+    this.#closed ??= this.destroy()
+    return this.#closed
   }
 }

@@ -28,6 +28,39 @@ export interface ProvisionOptions {
   maxConnections?: number
   /** For `container`: the image. Default `pgvector/pgvector:pg17`. */
   image?: string
+  /** For `local`: the directory with `initdb` and `postgres`. Default: the newest install found. */
+  pgBin?: string
+}
+
+/** Whether a provider can be used here, and if not, why (with the fix). */
+export type ProviderCheck = { available: true } | { available: false; reason: string }
+
+/**
+ * Says, without starting anything, whether a provider can be used on this machine.
+ *
+ * ### Examples
+ * ```ts
+ * const check = checkProvider('local')
+ * if (!check.available) console.log(`local: ${check.reason}`)
+ * ```
+ */
+export function checkProvider(provider: ProviderName, options: Pick<ProvisionOptions, 'url' | 'pgBin'> = {}): ProviderCheck {
+  switch (provider) {
+    case 'url':
+      return options.url ?? process.env.DATABASE_URL
+        ? { available: true }
+        : { available: false, reason: 'no URL given (--pg URL) and DATABASE_URL is not set' }
+    case 'local': {
+      const found = findLocalBinaries(options.pgBin)
+      return found.ok ? { available: true } : { available: false, reason: found.reason }
+    }
+    case 'container':
+      return dockerLikely()
+        ? { available: true }
+        : { available: false, reason: 'no Docker engine (no DOCKER_HOST, no /var/run/docker.sock); start Docker or use "local"/"embedded"' }
+    case 'embedded':
+      return { available: true }
+  }
 }
 
 export const PROVIDERS = ['auto', 'url', 'local', 'container', 'embedded'] as const
@@ -59,8 +92,9 @@ export async function provision(options: ProvisionOptions = {}): Promise<Provisi
 
   const skipped: SkippedProvider[] = []
   for (const candidate of ['url', 'local', 'container'] as const) {
-    if (candidate === 'url' && !(options.url ?? process.env.DATABASE_URL)) {
-      skipped.push({ provider: 'url', reason: 'no URL given and DATABASE_URL is not set' })
+    const check = checkProvider(candidate, options)
+    if (!check.available) {
+      skipped.push({ provider: candidate, reason: check.reason })
       continue
     }
     try {
@@ -73,14 +107,12 @@ export async function provision(options: ProvisionOptions = {}): Promise<Provisi
   return withSkipped(await provisionWith('embedded', options), skipped)
 }
 
-function withSkipped(
-  provisioned: Omit<ProvisionedDatabase, 'info'> & { info: Omit<ProvisionedDatabase['info'], 'skipped'> },
-  skipped: SkippedProvider[],
-): ProvisionedDatabase {
+/** A provisioned database before `auto` adds what it skipped. */
+type Provisioned = Omit<ProvisionedDatabase, 'info'> & { info: Omit<ProvisionedDatabase['info'], 'skipped'> }
+
+function withSkipped(provisioned: Provisioned, skipped: SkippedProvider[]): ProvisionedDatabase {
   return { ...provisioned, info: { ...provisioned.info, skipped } }
 }
-
-type Provisioned = Omit<ProvisionedDatabase, 'info'> & { info: Omit<ProvisionedDatabase['info'], 'skipped'> }
 
 async function provisionWith(provider: ProviderName, options: ProvisionOptions): Promise<Provisioned> {
   switch (provider) {
@@ -116,7 +148,7 @@ async function provisionUrl(options: ProvisionOptions): Promise<Provisioned> {
 }
 
 async function provisionLocal(options: ProvisionOptions): Promise<Provisioned> {
-  const found = findLocalBinaries()
+  const found = findLocalBinaries(options.pgBin)
   if (!found.ok) throw new ProviderUnavailableError('local', `provider "local" is unavailable: ${found.reason}`)
   const cluster = await startLocalCluster(found.binaries, { ...DEFAULT_SERVER_SETTINGS, ...options.settings })
   const db = await connect(cluster.url, { maxConnections: options.maxConnections }).catch(async (err: unknown) => {
@@ -132,12 +164,8 @@ function dockerLikely(): boolean {
 }
 
 async function provisionContainer(options: ProvisionOptions): Promise<Provisioned> {
-  if (!dockerLikely()) {
-    throw new ProviderUnavailableError(
-      'container',
-      'provider "container" is unavailable: no Docker engine (no DOCKER_HOST, no /var/run/docker.sock); start Docker or use "local"/"embedded"',
-    )
-  }
+  const check = checkProvider('container')
+  if (!check.available) throw new ProviderUnavailableError('container', `provider "container" is unavailable: ${check.reason}`)
   const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
   let container: Awaited<ReturnType<InstanceType<typeof PostgreSqlContainer>['start']>>
   try {

@@ -15,9 +15,9 @@ export interface LocalBinaries {
 /** The result of looking: binaries, or the reason none can be used. */
 export type LocalBinariesLookup = { ok: true; binaries: LocalBinaries } | { ok: false; reason: string }
 
-function candidateBinDirs(): string[] {
+function candidateBinDirs(only?: string): string[] {
+  if (only) return [only]
   const dirs: string[] = []
-  if (process.env.PGSCALE_PG_BIN) dirs.push(process.env.PGSCALE_PG_BIN)
   for (const root of ['/usr/lib/postgresql', '/usr/local/pgsql']) {
     if (!existsSync(root)) continue
     if (existsSync(join(root, 'bin'))) dirs.push(join(root, 'bin'))
@@ -49,7 +49,7 @@ function pgConfig(binDir: string, flag: string): string | undefined {
 
 /**
  * Finds the newest PostgreSQL installation that has `initdb`, `postgres` and the pgvector
- * extension files, or says why there is none. `PGSCALE_PG_BIN` points at a bin directory directly.
+ * extension files, or says why there is none. `binDir` (or `PGSCALE_PG_BIN`) names the one directory to use.
  *
  * ### Examples
  * ```ts
@@ -57,16 +57,16 @@ function pgConfig(binDir: string, flag: string): string | undefined {
  * if (!found.ok) console.log(found.reason)
  * ```
  */
-export function findLocalBinaries(): LocalBinariesLookup {
-  const withServer = candidateBinDirs().filter(
+export function findLocalBinaries(binDir?: string): LocalBinariesLookup {
+  const withServer = candidateBinDirs(binDir ?? process.env.PGSCALE_PG_BIN).filter(
     (dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres')),
   )
   if (withServer.length === 0) {
     return {
       ok: false,
       reason:
-        'no PostgreSQL server binaries (initdb, postgres) found; install them with `npm run db:install` ' +
-        'or point PGSCALE_PG_BIN at their directory',
+        `no PostgreSQL server binaries (initdb, postgres) found${binDir ? ` in ${binDir}` : ''}; ` +
+        'install them with `npm run db:install` or point PGSCALE_PG_BIN at their directory',
     }
   }
   const found: LocalBinaries[] = []

@@ -1,0 +1,52 @@
+import type { TestProject } from 'vitest/node'
+import { checkProvider, provision, type ProvisionedDatabase } from '../../src/index.js'
+import type { TestTarget } from './test-target.js'
+
+/**
+ * Provisions one database server for the whole run and provides its URL to every test file.
+ * `PGSCALE_TEST_PROVIDER` forces a provider (`local`, `url`, `container`, `embedded`; default `auto`);
+ * `PGSCALE_TEST_DATABASE_URL` gives a server (the `url` provider). On `embedded` there is no URL to
+ * share (PGlite lives in one process): each file starts its own instance.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const requested = (process.env.PGSCALE_TEST_PROVIDER ?? 'auto') as TestTarget['provider'] | 'auto'
+  const url = process.env.PGSCALE_TEST_DATABASE_URL
+  let provisioned: ProvisionedDatabase | undefined
+  let target: TestTarget
+  const serverChecks = (['url', 'local', 'container'] as const).map((provider) => ({
+    provider,
+    check: checkProvider(provider, { url }),
+  }))
+  const noServer = requested === 'auto' && serverChecks.every((s) => !s.check.available)
+  if (requested === 'embedded' || noServer) {
+    const skipped = noServer
+      ? serverChecks.map((s) => ({ provider: s.provider, reason: s.check.available ? '' : s.check.reason }))
+      : []
+    target = { provider: 'embedded', skipped }
+  } else {
+    provisioned = await provision({
+      provider: requested,
+      url,
+      // Tests need durability no more than a throwaway cluster does: fsync off keeps them quick.
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+    })
+    target = { provider: provisioned.info.provider, url: provisioned.url, skipped: provisioned.info.skipped }
+    if (provisioned.info.provider === 'embedded') {
+      await provisioned.stop()
+      provisioned = undefined
+    } else {
+      // The per-file databases are created from here; keep this handle's pool small.
+      await provisioned.db.close()
+    }
+  }
+  const info = provisioned?.info
+  console.log(
+    `[pgscale tests] provider=${target.provider}` +
+      (info ? ` postgres=${info.serverVersion} pgvector=${info.pgvectorVersion}` : ' (PGlite: PostgreSQL 17 + pgvector 0.8.1, one instance per file)') +
+      (target.skipped.length ? `; skipped: ${target.skipped.map((s) => `${s.provider} (${s.reason})`).join('; ')}` : ''),
+  )
+  project.provide('pgscaleTarget', target)
+  return async () => {
+    await provisioned?.stop()
+  }
+}

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, inject } from 'vitest'
+import { connect, provision, type Database } from '../../src/index.js'
+import type { TestTarget } from './test-target.js'
+
+/** A database of a test file's own: fresh, isolated from other files, dropped afterwards. */
+export interface TestDatabase {
+  /** The handle, with pgvector installed. */
+  readonly db: Database
+  /** Its URL (absent on `embedded`). */
+  readonly url?: string
+  /** What the run was provisioned with. */
+  readonly target: TestTarget
+}
+
+/** The global setup's target. */
+export function testTarget(): TestTarget {
+  return inject('pgscaleTarget')
+}
+
+/** A connection URL for another database on the same server. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url)
+  u.pathname = `/${database}`
+  return u.toString()
+}
+
+/**
+ * Gives the calling test file a database of its own: on a server, `CREATE DATABASE` with a random
+ * name (dropped in `afterAll`); on `embedded`, a fresh PGlite instance. Call at the top of a file.
+ *
+ * ### Examples
+ * ```ts
+ * const t = useTestDatabase()
+ * it('works', async () => { await sql`select 1`.execute(t.db) })
+ * ```
+ */
+export function useTestDatabase(): TestDatabase {
+  const target = testTarget()
+  const state: { db?: Database; url?: string; drop?: () => Promise<void> } = {}
+
+  beforeAll(async () => {
+    if (!target.url) {
+      const embedded = await provision({ provider: 'embedded' })
+      state.db = embedded.db
+      state.drop = () => embedded.stop()
+      return
+    }
+    const name = `pgscale_test_${randomBytes(6).toString('hex')}`
+    const admin = await connect(target.url, { maxConnections: 1, requireVector: false })
+    await sql`create database ${sql.id(name)}`.execute(admin)
+    state.url = withDatabase(target.url, name)
+    state.db = await connect(state.url)
+    state.drop = async () => {
+      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin)
+      await admin.close()
+    }
+  }, 60_000)
+
+  afterAll(async () => {
+    await state.db?.close().catch(() => {})
+    await state.drop?.()
+  }, 60_000)
+
+  return {
+    get db() {
+      if (!state.db) throw new Error('useTestDatabase(): the database is ready only inside tests and hooks')
+      return state.db
+    },
+    get url() {
+      return state.url
+    },
+    target,
+  }
+}

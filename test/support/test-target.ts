@@ -1,0 +1,15 @@
+import type { SkippedProvider } from '../../src/index.js'
+
+/** What the global setup provisioned, as every test file sees it. */
+export interface TestTarget {
+  provider: 'url' | 'local' | 'container' | 'embedded'
+  /** The server's URL (absent on `embedded`). */
+  url?: string
+  skipped: SkippedProvider[]
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgscaleTarget: TestTarget
+  }
+}
