@@ -20,6 +20,7 @@ export type PgScaleErrorCode =
   | 'CONNECTION_FAILED'
   | 'EXTENSION_MISSING'
   | 'SCHEMA_MISMATCH'
+  | 'INDEX_BUILD_FAILED'
   | 'DATABASE_ERROR'
 
 /** Base class of every error pgscale throws. */
@@ -99,6 +100,13 @@ export class ExtensionMissingError extends PgScaleError {
 export class SchemaMismatchError extends PgScaleError {
   constructor(message: string) {
     super('SCHEMA_MISMATCH', message)
+  }
+}
+
+/** An index build failed for a known reason; the message says what to change. */
+export class IndexBuildError extends PgScaleError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INDEX_BUILD_FAILED', message, options)
   }
 }
 

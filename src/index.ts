@@ -27,10 +27,33 @@ export {
 } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'
 export {
+  DEFAULT_OWN_INDEX_ABOVE,
+  PgVectorStore,
+  type BulkIngestOptions,
+  type BulkIngestResult,
+  type IngestRow,
+  type OptimizeOptions,
+  type OptimizeResult,
+  type StoreStats,
+} from './store/pg-vector-store.js'
+export type { Embedding } from './store/embedding.js'
+export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'
+export type { Distance, PgVectorStoreConfig, ResolvedStoreConfig } from './store/store-config.js'
+export {
+  TenantStore,
+  type ChunkInput,
+  type HybridSearchOptions,
+  type HybridSearchResult,
+  type IterativeScan,
+  type SearchOptions,
+  type SearchResult,
+} from './store/tenant-store.js'
+export {
   ConnectionError,
   DatabaseError,
   DimensionMismatchError,
   ExtensionMissingError,
+  IndexBuildError,
   InvalidArgumentError,
   InvalidIdentifierError,
   PgScaleError,

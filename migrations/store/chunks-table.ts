@@ -1,0 +1,35 @@
+import { sql } from 'kysely'
+import type { ObjectMigrationStep } from '../../src/db/object-migrations.js'
+import { storeIndexNames } from '../../src/store/index-names.js'
+import type { ResolvedStoreConfig } from '../../src/store/store-config.js'
+
+/**
+ * The schema of a store's chunks table, as versioned steps (run by `migrateObject`). Every key
+ * is led by `tenant_id`, so the table can be distributed by tenant (Citus) without a redesign.
+ * Identifiers come from a validated configuration.
+ */
+export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationStep[] {
+  const t = sql.raw(config.qualified)
+  const names = storeIndexNames(config.table)
+  return [
+    {
+      // 1: the table, its primary key (tenant reads + document deletes) and the full-text index.
+      async up(trx) {
+        await sql`create table if not exists ${t} (
+            tenant_id text not null,
+            document_id text not null,
+            chunk_index integer not null,
+            content text not null,
+            metadata jsonb not null default '{}'::jsonb,
+            embedding vector(${sql.raw(String(config.dimensions))}) not null,
+            search_text tsvector generated always as (to_tsvector(${sql.lit(config.textSearchConfig)}::regconfig, content)) stored,
+            constraint ${sql.id(names.primaryKey)} primary key (tenant_id, document_id, chunk_index)
+          )`.execute(trx)
+        if (config.embeddingStorage === 'plain') {
+          await sql`alter table ${t} alter column embedding set storage plain`.execute(trx)
+        }
+        await sql`create index if not exists ${sql.id(names.searchText)} on ${t} using gin (search_text)`.execute(trx)
+      },
+    },
+  ]
+}

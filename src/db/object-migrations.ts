@@ -1,0 +1,68 @@
+import { sql, type Kysely } from 'kysely'
+import { SchemaMismatchError } from '../errors.js'
+import type { Database, DatabaseTransaction } from './database.js'
+
+/** One versioned step of a parameterised object's schema (a store table, a rollup table). */
+export interface ObjectMigrationStep {
+  /** Runs in the migration's transaction, after the object's advisory lock is held. */
+  up(trx: Kysely<any>): Promise<void>
+}
+
+/** The bookkeeping table: one row per object (e.g. `store:public.rag_chunks`). */
+export const OBJECT_VERSION_TABLE = 'pgscale_object_version'
+
+/**
+ * Brings one parameterised object to its latest version, idempotently and safely when two
+ * processes do it at once: the steps run in one transaction under an advisory lock on the object
+ * key; the version and the object's configuration (`config`) are recorded. When a different
+ * configuration was recorded before (say other dimensions), it throws {@link SchemaMismatchError}
+ * naming both, changing nothing. Kysely's Migrator is for static migrations; these are functions
+ * of a configuration, many per database, so each object keeps its own version.
+ *
+ * ### Examples
+ * ```ts
+ * await migrateObject(db, 'store:public.rag_chunks', { dimensions: 384 }, storeSteps(config))
+ * ```
+ */
+export async function migrateObject(
+  db: Database,
+  key: string,
+  config: Readonly<Record<string, unknown>>,
+  steps: readonly ObjectMigrationStep[],
+  compare: (recorded: Record<string, unknown>, wanted: Readonly<Record<string, unknown>>) => string | undefined = defaultCompare,
+): Promise<{ from: number; to: number }> {
+  await sql`create table if not exists ${sql.table(OBJECT_VERSION_TABLE)} (
+      object text primary key,
+      version integer not null,
+      config jsonb not null
+    )`.execute(db).catch(async (err: unknown) => {
+    // Two processes creating the table at once: one wins, the other sees 23505/42P07.
+    const state = (err as { sqlState?: string }).sqlState
+    if (state !== '23505' && state !== '42P07') throw err
+  })
+  return db.transaction(async (trx: DatabaseTransaction) => {
+    await sql`select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}))`.execute(trx)
+    const { rows } = await sql<{ version: number; config: Record<string, unknown> }>`
+      select version, config from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key}`.execute(trx)
+    const recorded = rows[0]
+    if (recorded) {
+      const mismatch = compare(recorded.config, config)
+      if (mismatch) throw new SchemaMismatchError(`${key} exists with a different configuration: ${mismatch}`)
+    }
+    const from = recorded?.version ?? 0
+    for (let version = from + 1; version <= steps.length; version++) await steps[version - 1]!.up(trx)
+    if (from < steps.length || !recorded) {
+      await sql`insert into ${sql.table(OBJECT_VERSION_TABLE)} (object, version, config)
+        values (${key}, ${steps.length}, ${JSON.stringify(config)}::jsonb)
+        on conflict (object) do update set version = excluded.version, config = excluded.config`.execute(trx)
+    }
+    return { from, to: steps.length }
+  })
+}
+
+function defaultCompare(recorded: Record<string, unknown>, wanted: Readonly<Record<string, unknown>>): string | undefined {
+  const diffs = Object.keys(wanted)
+    .filter((k) => JSON.stringify(recorded[k]) !== JSON.stringify(wanted[k]))
+    .map((k) => `${k} is ${JSON.stringify(recorded[k])}, configured ${JSON.stringify(wanted[k])}`)
+  return diffs.length ? diffs.join('; ') : undefined
+}

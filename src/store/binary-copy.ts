@@ -1,0 +1,116 @@
+/**
+ * PostgreSQL's binary COPY format, written into ~1 MiB chunks. Binary COPY sends float4s as
+ * they are; the text format spends most of its time turning floats into decimal strings.
+ */
+
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1')
+const CHUNK_BYTES = 1 << 20
+
+/** Appends binary COPY rows to a buffer; `take()` hands out what is complete. */
+export class BinaryCopyWriter {
+  #buf: Buffer
+  #view: DataView
+  #pos = 0
+
+  constructor(initialBytes = CHUNK_BYTES) {
+    this.#buf = Buffer.allocUnsafe(initialBytes)
+    this.#view = new DataView(this.#buf.buffer, this.#buf.byteOffset, this.#buf.byteLength)
+  }
+
+  /** Bytes written and not yet taken. */
+  get size(): number {
+    return this.#pos
+  }
+
+  /** The 19-byte header: signature, flags, extension length. */
+  header(): this {
+    this.#ensure(SIGNATURE.length + 8)
+    SIGNATURE.copy(this.#buf, this.#pos)
+    this.#pos += SIGNATURE.length
+    this.#view.setInt32(this.#pos, 0)
+    this.#view.setInt32(this.#pos + 4, 0)
+    this.#pos += 8
+    return this
+  }
+
+  /** Starts a row of `fields` fields. */
+  row(fields: number): this {
+    this.#ensure(2)
+    this.#view.setInt16(this.#pos, fields)
+    this.#pos += 2
+    return this
+  }
+
+  /** A `text` (or `varchar`) field. */
+  text(value: string): this {
+    const bytes = Buffer.byteLength(value, 'utf8')
+    this.#ensure(4 + bytes)
+    this.#view.setInt32(this.#pos, bytes)
+    this.#buf.write(value, this.#pos + 4, bytes, 'utf8')
+    this.#pos += 4 + bytes
+    return this
+  }
+
+  /** An `int4` field. */
+  int4(value: number): this {
+    this.#ensure(8)
+    this.#view.setInt32(this.#pos, 4)
+    this.#view.setInt32(this.#pos + 4, value)
+    this.#pos += 8
+    return this
+  }
+
+  /** A `jsonb` field: version byte 1, then the JSON text. */
+  jsonb(json: string): this {
+    const bytes = Buffer.byteLength(json, 'utf8')
+    this.#ensure(5 + bytes)
+    this.#view.setInt32(this.#pos, bytes + 1)
+    this.#buf[this.#pos + 4] = 1
+    this.#buf.write(json, this.#pos + 5, bytes, 'utf8')
+    this.#pos += 5 + bytes
+    return this
+  }
+
+  /** A pgvector `vector` field: int16 dimensions, int16 unused, float4 values, big-endian. */
+  vector(values: ArrayLike<number>): this {
+    const n = values.length
+    this.#ensure(8 + 4 * n)
+    const view = this.#view
+    let p = this.#pos
+    view.setInt32(p, 4 + 4 * n)
+    view.setInt16(p + 4, n)
+    view.setInt16(p + 6, 0)
+    p += 8
+    for (let i = 0; i < n; i++, p += 4) view.setFloat32(p, values[i]!)
+    this.#pos = p
+    return this
+  }
+
+  /** The trailer that ends the data. */
+  trailer(): this {
+    this.#ensure(2)
+    this.#view.setInt16(this.#pos, -1)
+    this.#pos += 2
+    return this
+  }
+
+  /** Returns the bytes written so far (a copy) and starts over. */
+  take(): Buffer {
+    const out = Buffer.from(this.#buf.subarray(0, this.#pos))
+    this.#pos = 0
+    return out
+  }
+
+  #ensure(bytes: number): void {
+    if (this.#pos + bytes <= this.#buf.length) return
+    const next = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#pos + bytes))
+    this.#buf.copy(next, 0, 0, this.#pos)
+    this.#buf = next
+    this.#view = new DataView(next.buffer, next.byteOffset, next.byteLength)
+  }
+}
+
+/** True when a writer holds enough to be worth sending as one chunk. */
+export function chunkFull(writer: BinaryCopyWriter): boolean {
+  return writer.size >= CHUNK_BYTES - 64 * 1024
+}

@@ -1,0 +1,182 @@
+import { CompiledQuery, sql } from 'kysely'
+import type { Database } from '../db/database.js'
+import { DatabaseError, IndexBuildError, InvalidArgumentError } from '../errors.js'
+import { MAX_HNSW_DIMENSIONS, type ResolvedStoreConfig } from './store-config.js'
+
+/** Options of an HNSW index build. */
+export interface IndexBuildOptions {
+  /** HNSW `m`: links per node, 2..100. Default 16. */
+  m?: number
+  /** HNSW `ef_construction`, 4..1000 and ≥ 2m. Default 64. */
+  efConstruction?: number
+  /** `max_parallel_maintenance_workers` for this build only. Default: the server's. */
+  parallelWorkers?: number
+  /** `maintenance_work_mem` for this build only, e.g. `'1GB'` or a number of MB. Default: the server's. */
+  maintenanceWorkMem?: string | number
+  /** Called about once a second with progress from `pg_stat_progress_create_index` (server providers). */
+  onProgress?: (progress: IndexBuildProgress) => void
+}
+
+/** A progress report of a running build. */
+export interface IndexBuildProgress {
+  /** `pg_stat_progress_create_index.phase`, e.g. `building index: loading tuples`; `done` at the end. */
+  phase: string
+  tuplesDone: number
+  tuplesTotal: number
+  blocksDone: number
+  blocksTotal: number
+  elapsedMs: number
+}
+
+/** What a build did. */
+export interface IndexBuildResult {
+  index: string
+  /** False when the index already existed (nothing was built). */
+  built: boolean
+  seconds: number
+  bytes: number
+  /** Plain-language advice, e.g. maintenance_work_mem was too small for the graph. */
+  warnings: string[]
+}
+
+/** Validated `SET LOCAL` settings and `WITH (...)` parameters of a build. */
+export function buildParameters(config: ResolvedStoreConfig, options: IndexBuildOptions) {
+  if (config.dimensions > MAX_HNSW_DIMENSIONS) {
+    throw new InvalidArgumentError(`HNSW indexes support at most ${MAX_HNSW_DIMENSIONS} dimensions; this store has ${config.dimensions}`)
+  }
+  const m = options.m ?? 16
+  const efConstruction = options.efConstruction ?? 64
+  if (!Number.isInteger(m) || m < 2 || m > 100) throw new InvalidArgumentError(`m must be an integer from 2 to 100, got ${String(m)}`)
+  if (!Number.isInteger(efConstruction) || efConstruction < 4 || efConstruction > 1000 || efConstruction < 2 * m) {
+    throw new InvalidArgumentError(`efConstruction must be an integer from 4 to 1000 and at least 2m (${2 * m}), got ${String(efConstruction)}`)
+  }
+  const settings: Record<string, string | number> = {}
+  if (options.parallelWorkers !== undefined) {
+    if (!Number.isInteger(options.parallelWorkers) || options.parallelWorkers < 0 || options.parallelWorkers > 64) {
+      throw new InvalidArgumentError(`parallelWorkers must be an integer from 0 to 64, got ${String(options.parallelWorkers)}`)
+    }
+    settings.max_parallel_maintenance_workers = options.parallelWorkers
+  }
+  if (options.maintenanceWorkMem !== undefined) settings.maintenance_work_mem = memorySetting(options.maintenanceWorkMem)
+  return { m, efConstruction, settings }
+}
+
+function memorySetting(value: string | number): string {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1) return `${value}MB`
+  if (typeof value === 'string' && /^\d+(kB|MB|GB|TB)$/.test(value)) return value
+  throw new InvalidArgumentError(`maintenanceWorkMem must be like '512MB', '2GB' or a number of MB, got ${JSON.stringify(value)}`)
+}
+
+function parseMemory(setting: string): number {
+  const match = /^(\d+)(kB|MB|GB|TB)?$/.exec(setting.trim())
+  if (!match) return Number.NaN
+  const unit = { kB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 }[match[2] ?? 'kB'] ?? 1024
+  return Number(match[1]) * unit
+}
+
+/** Rounds bytes up to a setting PostgreSQL accepts: whole MB, or GB above 4 GB. */
+function memoryAtLeast(bytes: number): string {
+  const mb = Math.ceil(bytes / 1024 ** 2 / 64) * 64
+  return mb >= 4096 ? `${Math.ceil(mb / 1024)}GB` : `${mb}MB`
+}
+
+/**
+ * Builds an HNSW index with `ddl` (a complete `CREATE INDEX IF NOT EXISTS` statement built from
+ * validated parts), with this build's settings applied by `SET LOCAL`, progress polled from
+ * another connection, and the known failures turned into {@link IndexBuildError}s.
+ */
+export async function buildIndex(
+  db: Database,
+  index: { name: string; qualifiedTable: string; ddl: string },
+  settings: Record<string, string | number>,
+  options: IndexBuildOptions,
+): Promise<IndexBuildResult> {
+  const exists = await indexBytes(db, index.name)
+  if (exists !== undefined) return { index: index.name, built: false, seconds: 0, bytes: exists, warnings: [] }
+  const started = performance.now()
+  const stopPolling = options.onProgress && db.capabilities.concurrentConnections
+    ? pollProgress(db, index.qualifiedTable, started, options.onProgress)
+    : undefined
+  try {
+    await db.transaction(async (trx) => {
+      await trx.executeQuery(CompiledQuery.raw(index.ddl))
+    }, { settings })
+  } catch (err) {
+    throw explainBuildFailure(err, settings)
+  } finally {
+    await stopPolling?.()
+  }
+  const seconds = (performance.now() - started) / 1000
+  const bytes = (await indexBytes(db, index.name)) ?? 0
+  const warnings: string[] = []
+  const { rows } = await sql<{ mwm: string }>`select current_setting('maintenance_work_mem') as mwm`.execute(db)
+  const mwm = typeof settings.maintenance_work_mem === 'string' ? settings.maintenance_work_mem : (rows[0]?.mwm ?? '')
+  const mwmBytes = parseMemory(mwm)
+  if (bytes > mwmBytes) {
+    warnings.push(
+      `The index (${(bytes / 1024 ** 2).toFixed(0)} MB) is larger than maintenance_work_mem (${mwm}): pgvector's graph ` +
+        `no longer fitted in memory and the build continued on disk, which is much slower. ` +
+        `Set maintenanceWorkMem to at least ${memoryAtLeast(bytes * 1.1)} for this table.`,
+    )
+  }
+  options.onProgress?.({ phase: 'done', tuplesDone: 0, tuplesTotal: 0, blocksDone: 0, blocksTotal: 0, elapsedMs: seconds * 1000 })
+  return { index: index.name, built: true, seconds, bytes, warnings }
+}
+
+/** The size of an index in bytes, or undefined when it does not exist. */
+export async function indexBytes(db: Database, name: string): Promise<number | undefined> {
+  const { rows } = await sql<{ bytes: string }>`
+    select pg_relation_size(c.oid)::text as bytes from pg_class c
+    where c.relname = ${name} and c.relkind = 'i' and pg_table_is_visible(c.oid)`.execute(db)
+  return rows[0] ? Number(rows[0].bytes) : undefined
+}
+
+function pollProgress(db: Database, qualifiedTable: string, started: number, report: (p: IndexBuildProgress) => void): () => Promise<void> {
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let inFlight: Promise<void> = Promise.resolve()
+  const tick = () => {
+    inFlight = sql<{ phase: string; tuples_done: string; tuples_total: string; blocks_done: string; blocks_total: string }>`
+      select phase, tuples_done::text, tuples_total::text, blocks_done::text, blocks_total::text
+      from pg_stat_progress_create_index where relid = to_regclass(${qualifiedTable})`
+      .execute(db)
+      .then(({ rows }) => {
+        const row = rows[0]
+        if (row && !stopped) {
+          report({
+            phase: row.phase,
+            tuplesDone: Number(row.tuples_done),
+            tuplesTotal: Number(row.tuples_total),
+            blocksDone: Number(row.blocks_done),
+            blocksTotal: Number(row.blocks_total),
+            elapsedMs: performance.now() - started,
+          })
+        }
+      })
+      .catch(() => {})
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, 1000)
+      })
+  }
+  timer = setTimeout(tick, 250)
+  return async () => {
+    stopped = true
+    clearTimeout(timer)
+    await inFlight
+  }
+}
+
+/** Shared-memory failures of parallel builds: disk full (53100) or out of memory (53200) in DSM. */
+function explainBuildFailure(err: unknown, settings: Record<string, string | number>): unknown {
+  if (!(err instanceof DatabaseError)) return err
+  if (err.sqlState === '53100' || err.sqlState === '53200') {
+    return new IndexBuildError(
+      `The HNSW build ran out of shared memory (SQLSTATE ${err.sqlState}: ${err.message}). A parallel build keeps the ` +
+        `graph in dynamic shared memory, which in a container is /dev/shm: raise it (Docker: shm_size: 1gb, as ` +
+        `docker-compose.yml does), or build with parallelWorkers: 0, or lower maintenanceWorkMem` +
+        `${settings.maintenance_work_mem ? ` (now ${settings.maintenance_work_mem})` : ''}.`,
+      { cause: err },
+    )
+  }
+  return err
+}

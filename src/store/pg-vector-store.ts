@@ -1,0 +1,427 @@
+import { CompiledQuery, sql } from 'kysely'
+import { chunksTableSteps } from '../../migrations/store/chunks-table.js'
+import type { Database } from '../db/database.js'
+import { migrateObject } from '../db/object-migrations.js'
+import { InvalidArgumentError, SchemaMismatchError } from '../errors.js'
+import { BinaryCopyWriter, chunkFull } from './binary-copy.js'
+import { assertEmbedding, assertId, assertMetadata } from './embedding.js'
+import { buildIndex, buildParameters, indexBytes, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
+import { storeIndexNames, tenantIndexName } from './index-names.js'
+import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig } from './store-config.js'
+import { renderStatements, type StoreStatements } from './store-sql.js'
+import { TenantStore } from './tenant-store.js'
+import type { Embedding } from './embedding.js'
+
+/** A row of {@link PgVectorStore.bulkIngest}. */
+export interface IngestRow {
+  tenantId: string
+  documentId: string
+  chunkIndex: number
+  content: string
+  embedding: Embedding
+  metadata?: Record<string, unknown>
+}
+
+/** Options of {@link PgVectorStore.bulkIngest}. */
+export interface BulkIngestOptions {
+  /** Called every `progressEvery` rows and at the end. */
+  onProgress?: (progress: { rows: number; elapsedMs: number }) => void
+  /** Default 10,000. */
+  progressEvery?: number
+  /**
+   * What to do with HNSW indexes: `keep` loads through them; `rebuild` drops them, loads, and
+   * rebuilds them in the same transaction (faster for large loads; blocks the table meanwhile);
+   * `auto` (default) rebuilds when `expectedRows` ≥ 50,000 and ≥ 25% of the table, else keeps.
+   */
+  indexStrategy?: 'keep' | 'rebuild' | 'auto'
+  /** How many rows the load will bring, for `indexStrategy: 'auto'`. */
+  expectedRows?: number
+  /** Build options when indexes are rebuilt. */
+  indexBuild?: Omit<IndexBuildOptions, 'm' | 'efConstruction'>
+}
+
+/** What {@link PgVectorStore.bulkIngest} did. */
+export interface BulkIngestResult {
+  rows: number
+  seconds: number
+  rowsPerSecond: number
+  /** HNSW indexes dropped and rebuilt around the load. */
+  rebuiltIndexes: string[]
+  /** Advice, e.g. that a load this size would have been faster with `indexStrategy: 'rebuild'`. */
+  hints: string[]
+}
+
+/** Options of {@link PgVectorStore.optimize}. */
+export interface OptimizeOptions {
+  /** Tenants with more chunks than this get their own partial HNSW index. Default {@link DEFAULT_OWN_INDEX_ABOVE}. */
+  ownIndexAbove?: number
+  /** Drop the shared HNSW index when no remaining tenant is served by it. Default false. */
+  dropUnusedSharedIndex?: boolean
+  /** Build options of the tenant indexes. */
+  indexBuild?: IndexBuildOptions
+}
+
+/** What {@link PgVectorStore.optimize} found and did. */
+export interface OptimizeResult {
+  ownIndexAbove: number
+  tenants: { total: number; withOwnIndex: number; servedExactly: number }
+  /** Tenant indexes built by this call. */
+  built: Array<{ tenantId: string; rows: number; index: string; seconds: number; bytes: number }>
+  /** Tenants that already had their own index. */
+  alreadyIndexed: string[]
+  /** The shared HNSW index, if any: does the planner still use it for any tenant without its own index? */
+  sharedIndex: null | { name: string; bytes: number; servesAnyone: boolean; probedTenant?: { tenantId: string; rows: number }; dropped: boolean }
+  /** Plain sentences for a person. */
+  notes: string[]
+}
+
+/** Sizes of the store's table and indexes. */
+export interface StoreStats {
+  rows: number
+  tenants: number
+  bytes: { heap: number; toast: number; indexes: Record<string, number>; total: number }
+}
+
+/**
+ * Tenants above this many chunks get their own partial HNSW index from `optimize()`. Below it,
+ * the primary key + an exact sort serves a search with recall 1.0 in about 1 µs per chunk on
+ * the project's machine (docs/store.md), so 5,000 chunks stay near a few milliseconds.
+ */
+export const DEFAULT_OWN_INDEX_ABOVE = 5000
+
+/**
+ * A tenant-scoped pgvector store. `open` creates the table if needed; `forTenant` is the only
+ * read path; bulk ingest streams binary COPY; indexes are built after loads and per tenant.
+ *
+ * ### Examples
+ * ```ts
+ * const store = await PgVectorStore.open(db, { table: 'rag_chunks', dimensions: 384, distance: 'cosine' })
+ * await store.forTenant('acme').replaceDocument('doc-1', chunks)
+ * const hits = await store.forTenant('acme').search(embedding, { k: 10 })
+ * ```
+ */
+export class PgVectorStore {
+  readonly #db: Database
+  readonly #sql: StoreStatements
+  /** The validated configuration. */
+  readonly config: ResolvedStoreConfig
+
+  private constructor(db: Database, config: ResolvedStoreConfig) {
+    this.#db = db
+    this.config = config
+    this.#sql = renderStatements(config)
+  }
+
+  /**
+   * Opens a store, creating its table and indexes if missing (idempotent; two processes opening
+   * at once is safe). An existing table with other dimensions or distance is a {@link SchemaMismatchError}.
+   *
+   * ### Examples
+   * ```ts
+   * const store = await PgVectorStore.open(db, { dimensions: 384 })
+   * ```
+   */
+  static async open(db: Database, config: PgVectorStoreConfig): Promise<PgVectorStore> {
+    const resolved = resolveStoreConfig(config)
+    const key = `store:${resolved.schema ?? 'public'}.${resolved.table}`
+    await migrateObject(
+      db,
+      key,
+      { dimensions: resolved.dimensions, distance: resolved.distance, textSearchConfig: resolved.textSearchConfig },
+      chunksTableSteps(resolved),
+    )
+    const { rows } = await sql<{ dims: number }>`
+      select a.atttypmod as dims from pg_attribute a
+      where a.attrelid = to_regclass(${resolved.qualified}) and a.attname = 'embedding' and not a.attisdropped`.execute(db)
+    const dims = rows[0]?.dims
+    if (dims !== resolved.dimensions) {
+      throw new SchemaMismatchError(
+        `${resolved.qualified}.embedding is vector(${dims ?? '?'}), the store is configured with ${resolved.dimensions} dimensions`,
+      )
+    }
+    return new PgVectorStore(db, resolved)
+  }
+
+  /**
+   * A handle scoped to one tenant; every statement it sends filters `tenant_id = $1`.
+   *
+   * ### Examples
+   * ```ts
+   * const acme = store.forTenant('acme')
+   * ```
+   */
+  forTenant(tenantId: string): TenantStore {
+    return new TenantStore(this.#db, this.config, this.#sql, tenantId)
+  }
+
+  /**
+   * Loads rows through binary `COPY ... FROM STDIN`, streamed with constant memory on a server
+   * (PGlite: in batches). All or nothing: a bad row or a failure leaves the table as it was.
+   *
+   * ### Examples
+   * ```ts
+   * await store.bulkIngest(rowsFromSomewhere(), { onProgress: ({ rows }) => console.log(rows) })
+   * ```
+   */
+  async bulkIngest(rows: AsyncIterable<IngestRow> | Iterable<IngestRow>, options: BulkIngestOptions = {}): Promise<BulkIngestResult> {
+    const started = performance.now()
+    const every = options.progressEvery ?? 10_000
+    const hnsw = await this.#hnswIndexes()
+    const strategy = options.indexStrategy ?? 'auto'
+    if (!['keep', 'rebuild', 'auto'].includes(strategy)) {
+      throw new InvalidArgumentError(`indexStrategy must be keep, rebuild or auto, got ${JSON.stringify(strategy)}`)
+    }
+    let rebuild = strategy === 'rebuild'
+    if (strategy === 'auto' && options.expectedRows !== undefined && hnsw.length > 0) {
+      const current = (await this.#estimatedRows()) ?? 0
+      rebuild = options.expectedRows >= 50_000 && options.expectedRows >= 0.25 * current
+    }
+    if (!rebuild) hnsw.length = 0
+
+    let count = 0
+    const onRow = () => {
+      count++
+      if (options.onProgress && count % every === 0) options.onProgress({ rows: count, elapsedMs: performance.now() - started })
+    }
+    const { dimensions, distance } = this.config
+    const batchRows = this.#db.capabilities.copy === 'stream' ? Number.POSITIVE_INFINITY : 5000
+    const iterator = toAsyncIterator(rows)
+
+    await this.#db.transaction(async (trx) => {
+      for (const index of hnsw) await trx.executeQuery(CompiledQuery.raw(`drop index ${quoteQualified(this.config.schema, index.name)}`))
+      let more = true
+      while (more) {
+        // One COPY per batch: one on a server (streamed), batches of 5,000 rows on PGlite.
+        const batch = async function* (): AsyncGenerator<Buffer> {
+          const writer = new BinaryCopyWriter().header()
+          let inBatch = 0
+          while (inBatch < batchRows) {
+            const next = await iterator.next()
+            if (next.done) {
+              more = false
+              break
+            }
+            encodeRow(writer, next.value, dimensions, distance, count)
+            inBatch++
+            onRow()
+            if (chunkFull(writer)) yield writer.take()
+          }
+          yield writer.trailer().take()
+        }
+        await trx.copyFrom(this.#sql.copyRows, batch())
+      }
+      for (const index of hnsw) await trx.executeQuery(CompiledQuery.raw(index.definition))
+    }, { settings: rebuild ? buildParameters(this.config, options.indexBuild ?? {}).settings : {} })
+
+    const seconds = (performance.now() - started) / 1000
+    options.onProgress?.({ rows: count, elapsedMs: seconds * 1000 })
+    const hints: string[] = []
+    const kept = rebuild ? [] : await this.#hnswIndexes()
+    if (!rebuild && kept.length > 0 && count >= 50_000) {
+      hints.push(
+        `${count} rows went through ${kept.length} HNSW index(es) at ${Math.round(count / seconds)} rows/s; ` +
+          `for loads this size pass indexStrategy: 'rebuild' (or build the index after the load).`,
+      )
+    }
+    return { rows: count, seconds, rowsPerSecond: count / seconds, rebuiltIndexes: hnsw.map((i) => i.name), hints }
+  }
+
+  /**
+   * Builds the shared HNSW index over all tenants (after a bulk load is best), with this build's
+   * `maintenance_work_mem` and parallel workers, and progress reports.
+   *
+   * ### Examples
+   * ```ts
+   * await store.createIndex({ m: 16, efConstruction: 64, parallelWorkers: 1, maintenanceWorkMem: '1GB' })
+   * ```
+   */
+  async createIndex(options: IndexBuildOptions = {}): Promise<IndexBuildResult> {
+    const { m, efConstruction, settings } = buildParameters(this.config, options)
+    const name = storeIndexNames(this.config.table).sharedHnsw
+    const ddl =
+      `create index if not exists "${name}" on ${this.config.qualified} ` +
+      `using hnsw (embedding ${this.config.opclass}) with (m = ${m}, ef_construction = ${efConstruction})`
+    return buildIndex(this.#db, { name, qualifiedTable: this.config.qualified, ddl }, settings, options)
+  }
+
+  /**
+   * Builds a partial HNSW index for one tenant (`WHERE tenant_id = '...'`): its searches walk an
+   * unfiltered graph of its own chunks, so recall does not collapse when tenants share topics.
+   *
+   * ### Examples
+   * ```ts
+   * await store.createTenantIndex('big-tenant')
+   * ```
+   */
+  async createTenantIndex(tenantId: string, options: IndexBuildOptions = {}): Promise<IndexBuildResult> {
+    assertId(tenantId, 'tenant id')
+    const { m, efConstruction, settings } = buildParameters(this.config, options)
+    const name = tenantIndexName(this.config.table, tenantId)
+    // The tenant id is quoted by the server (format %L): DDL takes no bound parameters.
+    const { rows } = await sql<{ ddl: string }>`
+      select format('create index if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s) where tenant_id = %L',
+        ${name}::text, ${this.config.qualified}::text, ${this.config.opclass}::text, ${m}::int, ${efConstruction}::int, ${tenantId}::text) as ddl`.execute(this.#db)
+    return buildIndex(this.#db, { name, qualifiedTable: this.config.qualified, ddl: rows[0]!.ddl }, settings, options)
+  }
+
+  /**
+   * Applies tenant tiers from the tenants' sizes: every tenant above `ownIndexAbove` chunks gets its
+   * own partial HNSW index; smaller ones are served by the primary key and an exact sort. Then
+   * `ANALYZE`, and a look at whether the shared HNSW index still serves anyone. Drops nothing
+   * unless `dropUnusedSharedIndex` is set.
+   *
+   * ### Examples
+   * ```ts
+   * const report = await store.optimize()
+   * console.log(report.notes.join('\n'))
+   * ```
+   */
+  async optimize(options: OptimizeOptions = {}): Promise<OptimizeResult> {
+    const threshold = options.ownIndexAbove ?? DEFAULT_OWN_INDEX_ABOVE
+    if (!Number.isInteger(threshold) || threshold < 1) {
+      throw new InvalidArgumentError(`ownIndexAbove must be a positive integer, got ${String(threshold)}`)
+    }
+    const t = sql.raw(this.config.qualified)
+    const { rows: sizes } = await sql<{ tenant_id: string; rows: number }>`
+      select tenant_id, count(*)::int as rows from ${t} group by tenant_id order by count(*) desc`.execute(this.#db)
+    const existing = new Set((await this.#hnswIndexes()).map((i) => i.name))
+    const built: OptimizeResult['built'] = []
+    const alreadyIndexed: string[] = []
+    for (const { tenant_id: tenantId, rows } of sizes) {
+      if (rows <= threshold) break
+      const name = tenantIndexName(this.config.table, tenantId)
+      if (existing.has(name)) {
+        alreadyIndexed.push(tenantId)
+        continue
+      }
+      const result = await this.createTenantIndex(tenantId, options.indexBuild)
+      built.push({ tenantId, rows, index: result.index, seconds: result.seconds, bytes: result.bytes })
+    }
+    await sql`analyze ${t}`.execute(this.#db)
+
+    const withOwnIndex = built.length + alreadyIndexed.length
+    const notes: string[] = []
+    const sharedName = storeIndexNames(this.config.table).sharedHnsw
+    let sharedIndex: OptimizeResult['sharedIndex'] = null
+    const sharedBytes = await indexBytes(this.#db, sharedName)
+    if (sharedBytes !== undefined) {
+      // The largest tenant without its own index is the likeliest to be sent to the shared index.
+      const probe = sizes.find((s) => s.rows <= threshold)
+      const servesAnyone = probe ? await this.#planUsesIndex(probe.tenant_id, sharedName) : false
+      let dropped = false
+      if (!servesAnyone && options.dropUnusedSharedIndex) {
+        await sql`drop index ${sql.raw(quoteQualified(this.config.schema, sharedName))}`.execute(this.#db)
+        dropped = true
+      }
+      sharedIndex = { name: sharedName, bytes: sharedBytes, servesAnyone, probedTenant: probe && { tenantId: probe.tenant_id, rows: probe.rows }, dropped }
+      notes.push(
+        servesAnyone
+          ? `The shared HNSW index (${mb(sharedBytes)}) still serves tenants without their own index (the planner uses it for ${probe!.tenant_id}, ${probe!.rows} chunks): keep it, or lower ownIndexAbove.`
+          : `The shared HNSW index (${mb(sharedBytes)}) serves no tenant any more: every tenant is either served exactly through the primary key or by its own index. ` +
+              (dropped ? 'It was dropped.' : 'Drop it with optimize({ dropUnusedSharedIndex: true }) to save the space and the ingest cost.'),
+      )
+    }
+    notes.unshift(
+      `${sizes.length} tenants: ${withOwnIndex} above ${threshold} chunks have their own HNSW index` +
+        `${built.length ? ` (${built.length} built now)` : ''}; ${sizes.length - withOwnIndex} are served by the primary key and an exact sort (recall 1.0).`,
+    )
+    return {
+      ownIndexAbove: threshold,
+      tenants: { total: sizes.length, withOwnIndex, servedExactly: sizes.length - withOwnIndex },
+      built,
+      alreadyIndexed,
+      sharedIndex,
+      notes,
+    }
+  }
+
+  /**
+   * Rows, tenants and bytes: heap, TOAST, each index, total.
+   *
+   * ### Examples
+   * ```ts
+   * const { rows, tenants, bytes } = await store.stats()
+   * ```
+   */
+  async stats(): Promise<StoreStats> {
+    const t = sql.raw(this.config.qualified)
+    const { rows: counts } = await sql<{ rows: number; tenants: number }>`
+      select count(*)::int as rows, count(distinct tenant_id)::int as tenants from ${t}`.execute(this.#db)
+    const { rows: rel } = await sql<{ heap: string; toast: string; total: string }>`
+      select pg_relation_size(c.oid)::text as heap,
+        (case when c.reltoastrelid = 0 then 0 else pg_total_relation_size(c.reltoastrelid) end)::text as toast,
+        pg_total_relation_size(c.oid)::text as total
+      from pg_class c where c.oid = to_regclass(${this.config.qualified})`.execute(this.#db)
+    const { rows: idx } = await sql<{ name: string; bytes: string }>`
+      select i.relname as name, pg_relation_size(i.oid)::text as bytes
+      from pg_index x join pg_class i on i.oid = x.indexrelid
+      where x.indrelid = to_regclass(${this.config.qualified}) order by i.relname`.execute(this.#db)
+    return {
+      rows: counts[0]?.rows ?? 0,
+      tenants: counts[0]?.tenants ?? 0,
+      bytes: {
+        heap: Number(rel[0]?.heap ?? 0),
+        toast: Number(rel[0]?.toast ?? 0),
+        indexes: Object.fromEntries(idx.map((r) => [r.name, Number(r.bytes)])),
+        total: Number(rel[0]?.total ?? 0),
+      },
+    }
+  }
+
+  /** The store's HNSW indexes with their definitions. */
+  async #hnswIndexes(): Promise<Array<{ name: string; definition: string }>> {
+    const { rows } = await sql<{ name: string; definition: string }>`
+      select i.relname as name, pg_get_indexdef(i.oid) as definition
+      from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
+      where x.indrelid = to_regclass(${this.config.qualified}) and am.amname = 'hnsw'`.execute(this.#db)
+    return rows
+  }
+
+  async #estimatedRows(): Promise<number | undefined> {
+    const { rows } = await sql<{ n: number }>`select reltuples::float8 as n from pg_class where oid = to_regclass(${this.config.qualified})`.execute(this.#db)
+    return rows[0] ? Math.max(0, rows[0].n) : undefined
+  }
+
+  /** Whether the plan of a tenant's search uses `index`. */
+  async #planUsesIndex(tenantId: string, index: string): Promise<boolean> {
+    const probe = new Array<number>(this.config.dimensions).fill(0)
+    probe[0] = 1
+    const text = `explain (format json) ${this.#sql.search}`
+    const plan = await this.#db.transaction(async (trx) => {
+      const result = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(text, [tenantId, `[${probe.join(',')}]`, 10]))
+      return JSON.stringify(result.rows[0]?.['QUERY PLAN'])
+    }, { settings: { 'hnsw.ef_search': this.config.defaultEfSearch, 'hnsw.iterative_scan': 'relaxed_order' } })
+    return plan.includes(`"Index Name":"${index}"`)
+  }
+}
+
+function encodeRow(writer: BinaryCopyWriter, row: IngestRow, dimensions: number, distance: ResolvedStoreConfig['distance'], seen: number): void {
+  const where = `bulkIngest row ${seen}`
+  if (row === null || typeof row !== 'object') throw new InvalidArgumentError(`${where}: expected an object`)
+  assertId(row.tenantId, 'tenant id')
+  assertId(row.documentId, 'document id')
+  if (!Number.isInteger(row.chunkIndex) || row.chunkIndex < 0 || row.chunkIndex > 2 ** 31 - 1) {
+    throw new InvalidArgumentError(`${where}: chunkIndex must be a non-negative integer`)
+  }
+  if (typeof row.content !== 'string') throw new InvalidArgumentError(`${where}: content must be a string`)
+  const embedding = assertEmbedding(row.embedding, dimensions, distance, where)
+  const metadata = row.metadata === undefined ? '{}' : JSON.stringify(assertMetadata(row.metadata, where))
+  writer.row(6).text(row.tenantId).text(row.documentId).int4(row.chunkIndex).text(row.content).jsonb(metadata).vector(embedding)
+}
+
+function toAsyncIterator<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> {
+  if (source !== null && typeof source === 'object' && Symbol.asyncIterator in source) return source[Symbol.asyncIterator]()
+  if (source !== null && typeof source === 'object' && Symbol.iterator in source) {
+    const it = (source as Iterable<T>)[Symbol.iterator]()
+    return { next: async () => it.next() }
+  }
+  throw new InvalidArgumentError('bulkIngest expects an iterable or async iterable of rows')
+}
+
+function quoteQualified(schema: string | undefined, name: string): string {
+  return schema ? `"${schema}"."${name}"` : `"${name}"`
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 ** 2).toFixed(1)} MB`
+}

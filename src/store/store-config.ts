@@ -1,0 +1,91 @@
+import { InvalidArgumentError } from '../errors.js'
+import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
+
+/** Distance functions pgvector offers for `vector` and that the store supports. */
+export type Distance = 'cosine' | 'l2' | 'inner_product'
+
+/** Configuration of {@link PgVectorStore.open}. */
+export interface PgVectorStoreConfig {
+  /** Table name (optionally `schema.table`); a plain identifier. Default `rag_chunks`. */
+  table?: string
+  /** Embedding dimensions, 1..16000 (HNSW indexes allow at most 2000). */
+  dimensions: number
+  /** Distance: `cosine` (default), `l2` or `inner_product`. */
+  distance?: Distance
+  /** Text search configuration of the generated `tsvector` (`english`, `simple`, ...). Default `english`. */
+  textSearchConfig?: string
+  /**
+   * How the embedding column is stored. `plain` keeps vectors in the heap page, which made exact
+   * scans 1.7× faster than TOASTed vectors in our measurement (docs/store.md); it needs a vector
+   * to fit in a page, so the default is `plain` up to 1,900 dimensions and `extended` above.
+   */
+  embeddingStorage?: 'plain' | 'extended'
+  /** `hnsw.ef_search` used by `search` unless a call says otherwise. Default 100. */
+  defaultEfSearch?: number
+}
+
+/** The validated, complete configuration. */
+export interface ResolvedStoreConfig {
+  schema?: string
+  table: string
+  /** `"schema"."table"` or `"table"`, safe to interpolate. */
+  qualified: string
+  dimensions: number
+  distance: Distance
+  operator: '<=>' | '<->' | '<#>'
+  opclass: 'vector_cosine_ops' | 'vector_l2_ops' | 'vector_ip_ops'
+  textSearchConfig: string
+  embeddingStorage: 'plain' | 'extended'
+  defaultEfSearch: number
+}
+
+const OPERATORS = {
+  cosine: { operator: '<=>', opclass: 'vector_cosine_ops' },
+  l2: { operator: '<->', opclass: 'vector_l2_ops' },
+  inner_product: { operator: '<#>', opclass: 'vector_ip_ops' },
+} as const
+
+/** pgvector's limit on `vector` dimensions. */
+export const MAX_VECTOR_DIMENSIONS = 16000
+/** pgvector's limit on dimensions of an HNSW-indexed `vector`. */
+export const MAX_HNSW_DIMENSIONS = 2000
+
+/** Checks and completes a store configuration; throws before anything is sent. */
+export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreConfig {
+  if (config === null || typeof config !== 'object') throw new InvalidArgumentError('PgVectorStore.open needs a configuration object')
+  const { schema, name } = assertQualifiedName(config.table ?? 'rag_chunks', 'table name')
+  const dimensions = config.dimensions
+  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_VECTOR_DIMENSIONS) {
+    throw new InvalidArgumentError(`dimensions must be an integer from 1 to ${MAX_VECTOR_DIMENSIONS}, got ${String(dimensions)}`)
+  }
+  const distance = config.distance ?? 'cosine'
+  if (!Object.hasOwn(OPERATORS, distance)) {
+    throw new InvalidArgumentError(`unknown distance ${JSON.stringify(distance)}: use cosine, l2 or inner_product`)
+  }
+  const textSearchConfig = assertIdentifier(config.textSearchConfig ?? 'english', 'text search configuration')
+  const embeddingStorage = config.embeddingStorage ?? (dimensions <= 1900 ? 'plain' : 'extended')
+  if (embeddingStorage !== 'plain' && embeddingStorage !== 'extended') {
+    throw new InvalidArgumentError(`embeddingStorage must be "plain" or "extended", got ${JSON.stringify(embeddingStorage)}`)
+  }
+  const defaultEfSearch = config.defaultEfSearch ?? 100
+  assertEfSearch(defaultEfSearch)
+  return {
+    schema,
+    table: name,
+    qualified: schema ? `"${schema}"."${name}"` : `"${name}"`,
+    dimensions,
+    distance,
+    ...OPERATORS[distance],
+    textSearchConfig,
+    embeddingStorage,
+    defaultEfSearch,
+  }
+}
+
+/** `hnsw.ef_search` accepts 1..1000. */
+export function assertEfSearch(value: unknown): number {
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1000) {
+    throw new InvalidArgumentError(`efSearch must be an integer from 1 to 1000, got ${String(value)}`)
+  }
+  return value as number
+}

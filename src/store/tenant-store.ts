@@ -1,0 +1,242 @@
+import { CompiledQuery, type QueryResult } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { LocalSettings } from '../db/local-settings.js'
+import { InvalidArgumentError } from '../errors.js'
+import { assertEmbedding, assertId, assertK, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
+import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
+import type { StoreStatements } from './store-sql.js'
+
+/** One chunk of a document, as `replaceDocument` takes it. */
+export interface ChunkInput {
+  /** The text (indexed for full-text search). */
+  content: string
+  /** Its embedding: `dimensions` finite numbers. */
+  embedding: Embedding
+  /** Any JSON object; `search(..., { filter })` matches it by containment. */
+  metadata?: Record<string, unknown>
+}
+
+/** A search hit, nearest first. */
+export interface SearchResult {
+  documentId: string
+  chunkIndex: number
+  content: string
+  metadata: Record<string, unknown>
+  /** Exact distance under the store's distance function (cosine: 0 = same direction). */
+  distance: number
+}
+
+/** A hybrid search hit: a {@link SearchResult} with its reciprocal-rank-fusion score. */
+export interface HybridSearchResult extends SearchResult {
+  /** Sum of 1/(rrfK + rank) over the vector and full-text lists it appears in. */
+  score: number
+}
+
+/** How the HNSW index walks when a filter rejects candidates (pgvector 0.8 iterative scans). */
+export type IterativeScan = 'relaxed' | 'strict' | 'off'
+
+/** Options of {@link TenantStore.search}. */
+export interface SearchOptions {
+  /** How many results, 1..1000. Default 10. */
+  k?: number
+  /** `hnsw.ef_search` (raised to `k` if lower). Default: the store's (100). */
+  efSearch?: number
+  /** Iterative index scan: `relaxed` (default; results re-sorted by exact distance), `strict`, `off`. */
+  iterativeScan?: IterativeScan
+  /** Only chunks whose metadata contains this object (`metadata @> filter`). */
+  filter?: Record<string, unknown>
+  /**
+   * When the index returns fewer than `k` rows, answer with an exact scan of the tenant, so
+   * a search never returns silently fewer than `min(k, chunks of the tenant)`. Default true.
+   */
+  exactFallback?: boolean
+}
+
+/** Options of {@link TenantStore.hybridSearch}. */
+export interface HybridSearchOptions {
+  embedding: Embedding
+  /** Query text, parsed with `websearch_to_tsquery` ("quoted phrases", -exclusions, or). */
+  text: string
+  /** How many results, 1..1000. Default 10. */
+  k?: number
+  /** How many candidates each list contributes. Default max(4k, 40). */
+  candidates?: number
+  /** The RRF constant. Default 60. */
+  rrfK?: number
+  /** `hnsw.ef_search` for the vector list. Default: the store's. */
+  efSearch?: number
+}
+
+type Executor = Pick<Database, 'executeQuery'>
+
+const ITERATIVE: Record<IterativeScan, string> = { relaxed: 'relaxed_order', strict: 'strict_order', off: 'off' }
+
+/**
+ * A store bound to one tenant: every statement it sends filters `tenant_id = $1`, and there is
+ * no other read path. Get one from {@link PgVectorStore.forTenant}.
+ *
+ * ### Examples
+ * ```ts
+ * const acme = store.forTenant('acme')
+ * await acme.replaceDocument('doc-1', [{ content: 'Invoice 42', embedding }])
+ * const hits = await acme.search(queryEmbedding, { k: 10 })
+ * ```
+ */
+export class TenantStore {
+  readonly #db: Database
+  readonly #config: ResolvedStoreConfig
+  readonly #sql: StoreStatements
+
+  /** The tenant every statement of this handle is scoped to. */
+  readonly tenantId: string
+
+  /** @internal use {@link PgVectorStore.forTenant}. */
+  constructor(db: Database, config: ResolvedStoreConfig, statements: StoreStatements, tenantId: string) {
+    this.#db = db
+    this.#config = config
+    this.#sql = statements
+    this.tenantId = assertId(tenantId, 'tenant id')
+  }
+
+  /**
+   * Replaces all chunks of a document with `chunks` (chunk_index 0..n-1) in one atomic statement:
+   * either all of it is written or nothing changes. An empty array deletes the document.
+   *
+   * ### Examples
+   * ```ts
+   * await acme.replaceDocument('contract-7', [{ content, embedding, metadata: { kind: 'contract' } }])
+   * ```
+   */
+  async replaceDocument(documentId: string, chunks: readonly ChunkInput[]): Promise<{ written: number; removed: number }> {
+    assertId(documentId, 'document id')
+    if (!Array.isArray(chunks)) throw new InvalidArgumentError('replaceDocument: chunks must be an array')
+    const n = chunks.length
+    const indexes = new Array<number>(n)
+    const contents = new Array<string>(n)
+    const metadata = new Array<string>(n)
+    const vectors = new Array<string>(n)
+    for (let i = 0; i < n; i++) {
+      const chunk = chunks[i]!
+      const where = `replaceDocument(${JSON.stringify(documentId)}) chunk ${i}`
+      if (chunk === null || typeof chunk !== 'object' || typeof chunk.content !== 'string') {
+        throw new InvalidArgumentError(`${where}: content must be a string`)
+      }
+      indexes[i] = i
+      contents[i] = chunk.content
+      metadata[i] = JSON.stringify(assertMetadata(chunk.metadata, where))
+      vectors[i] = toVectorLiteral(assertEmbedding(chunk.embedding, this.#config.dimensions, this.#config.distance, where))
+    }
+    const [row] = await this.#run<{ written: number; removed: number }>(this.#sql.replaceDocument, [
+      documentId,
+      indexes,
+      contents,
+      metadata,
+      vectors,
+    ])
+    return { written: row?.written ?? 0, removed: row?.removed ?? 0 }
+  }
+
+  /**
+   * Deletes a document's chunks; resolves to how many were deleted (0 if it did not exist).
+   *
+   * ### Examples
+   * ```ts
+   * const deleted = await acme.deleteDocument('contract-7')
+   * ```
+   */
+  async deleteDocument(documentId: string): Promise<number> {
+    assertId(documentId, 'document id')
+    const result = await this.#execute(this.#sql.deleteDocument, [documentId])
+    return Number(result.numAffectedRows ?? 0n)
+  }
+
+  /**
+   * The `k` nearest chunks of this tenant. Runs in one transaction that sets `hnsw.ef_search` and
+   * `hnsw.iterative_scan` with `SET LOCAL`; the planner picks the tenant's own HNSW index, the
+   * shared one, or (small tenants) the primary key and an exact sort. Returns `min(k, chunks)`
+   * rows unless `exactFallback: false`.
+   *
+   * ### Examples
+   * ```ts
+   * const hits = await acme.search(embedding, { k: 10, filter: { kind: 'invoice' } })
+   * ```
+   */
+  async search(embedding: Embedding, options: SearchOptions = {}): Promise<SearchResult[]> {
+    const k = assertK(options.k ?? 10)
+    const vector = toVectorLiteral(assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search'))
+    const settings = this.#searchSettings(k, options.efSearch, options.iterativeScan ?? 'relaxed')
+    const filter = options.filter === undefined ? undefined : JSON.stringify(assertMetadata(options.filter, 'search filter'))
+    const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
+    const params = filter === undefined ? [vector, k] : [vector, k, filter]
+    return this.#db.transaction(async (trx) => {
+      const rows = await this.#run<SearchResult>(text, params, trx)
+      if (rows.length >= k || options.exactFallback === false) return rows
+      const exactText = filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered
+      return this.#run<SearchResult>(exactText, params, trx)
+    }, { settings })
+  }
+
+  /**
+   * The exact `k` nearest chunks of this tenant: distances computed for every chunk of the tenant
+   * (read through the primary key) and sorted; never an ANN index. Ground truth for recall.
+   *
+   * ### Examples
+   * ```ts
+   * const truth = await acme.exactSearch(embedding, { k: 10 })
+   * ```
+   */
+  async exactSearch(embedding: Embedding, options: Pick<SearchOptions, 'k' | 'filter'> = {}): Promise<SearchResult[]> {
+    const k = assertK(options.k ?? 10)
+    const vector = toVectorLiteral(assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch'))
+    if (options.filter === undefined) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
+    const filter = JSON.stringify(assertMetadata(options.filter, 'exactSearch filter'))
+    return this.#run<SearchResult>(this.#sql.exactSearchFiltered, [vector, k, filter])
+  }
+
+  /**
+   * Hybrid search: the vector top candidates and the full-text top candidates of this tenant,
+   * fused by reciprocal rank (RRF) in one statement. A chunk that matches the words and is near
+   * the vector ranks first.
+   *
+   * ### Examples
+   * ```ts
+   * const hits = await acme.hybridSearch({ embedding, text: 'termination clause', k: 10 })
+   * ```
+   */
+  async hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('hybridSearch needs { embedding, text }')
+    const k = assertK(options.k ?? 10)
+    if (typeof options.text !== 'string') throw new InvalidArgumentError('hybridSearch: text must be a string')
+    const vector = toVectorLiteral(assertEmbedding(options.embedding, this.#config.dimensions, this.#config.distance, 'hybridSearch'))
+    const candidates = options.candidates ?? Math.max(4 * k, 40)
+    if (!Number.isInteger(candidates) || candidates < k || candidates > 10_000) {
+      throw new InvalidArgumentError(`hybridSearch: candidates must be an integer from k to 10000, got ${String(candidates)}`)
+    }
+    const rrfK = options.rrfK ?? 60
+    if (typeof rrfK !== 'number' || !Number.isFinite(rrfK) || rrfK < 0) {
+      throw new InvalidArgumentError(`hybridSearch: rrfK must be a non-negative number, got ${String(rrfK)}`)
+    }
+    const settings = this.#searchSettings(candidates, options.efSearch, 'relaxed')
+    return this.#db.transaction(
+      (trx) => this.#run<HybridSearchResult>(this.#sql.hybridSearch, [vector, options.text, k, candidates, rrfK], trx),
+      { settings },
+    )
+  }
+
+  #searchSettings(k: number, efSearch: number | undefined, iterativeScan: IterativeScan): LocalSettings {
+    const ef = efSearch === undefined ? this.#config.defaultEfSearch : assertEfSearch(efSearch)
+    if (!Object.hasOwn(ITERATIVE, iterativeScan)) {
+      throw new InvalidArgumentError(`iterativeScan must be relaxed, strict or off, got ${JSON.stringify(iterativeScan)}`)
+    }
+    return { 'hnsw.ef_search': Math.max(ef, Math.min(k, 1000)), 'hnsw.iterative_scan': ITERATIVE[iterativeScan] }
+  }
+
+  async #run<R>(text: string, params: readonly unknown[], executor: Executor = this.#db): Promise<R[]> {
+    return (await this.#execute<R>(text, params, executor)).rows
+  }
+
+  /** The one path every tenant statement takes: the tenant is always `$1` (`tenant_id = $1`). */
+  #execute<R>(text: string, params: readonly unknown[], executor: Executor = this.#db): Promise<QueryResult<R>> {
+    return executor.executeQuery<R>(CompiledQuery.raw(text, [this.tenantId, ...params]))
+  }
+}
