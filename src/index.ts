@@ -26,6 +26,7 @@ export {
   type ServerInfo,
 } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'
+export { explain, indexesUsed, planNodes, planShape, type ExplainOptions, type Plan, type PlanNode } from './plan/explain.js'
 export {
   DEFAULT_OWN_INDEX_ABOVE,
   PgVectorStore,

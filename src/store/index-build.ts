@@ -167,7 +167,7 @@ function pollProgress(db: Database, qualifiedTable: string, started: number, rep
 }
 
 /** Shared-memory failures of parallel builds: disk full (53100) or out of memory (53200) in DSM. */
-function explainBuildFailure(err: unknown, settings: Record<string, string | number>): unknown {
+export function explainBuildFailure(err: unknown, settings: Record<string, string | number>): unknown {
   if (!(err instanceof DatabaseError)) return err
   if (err.sqlState === '53100' || err.sqlState === '53200') {
     return new IndexBuildError(

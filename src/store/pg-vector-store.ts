@@ -57,6 +57,14 @@ export interface OptimizeOptions {
   ownIndexAbove?: number
   /** Drop the shared HNSW index when no remaining tenant is served by it. Default false. */
   dropUnusedSharedIndex?: boolean
+  /**
+   * While a shared HNSW index exists, a tenant below `ownIndexAbove` that the planner would still
+   * send to it (a filtered walk of a shared graph, whose recall is luck) also gets its own index,
+   * if it has at least this many chunks. Default 1,000.
+   */
+  minOwnIndex?: number
+  /** At most this many tenant indexes are built by one call. Default 200. */
+  maxNewIndexes?: number
   /** Build options of the tenant indexes. */
   indexBuild?: IndexBuildOptions
 }
@@ -64,9 +72,9 @@ export interface OptimizeOptions {
 /** What {@link PgVectorStore.optimize} found and did. */
 export interface OptimizeResult {
   ownIndexAbove: number
-  tenants: { total: number; withOwnIndex: number; servedExactly: number }
-  /** Tenant indexes built by this call. */
-  built: Array<{ tenantId: string; rows: number; index: string; seconds: number; bytes: number }>
+  tenants: { total: number; withOwnIndex: number; withoutOwnIndex: number }
+  /** Tenant indexes built by this call, and why: above the threshold, or the planner chose the shared index. */
+  built: Array<{ tenantId: string; rows: number; index: string; seconds: number; bytes: number; reason: 'size' | 'planner' }>
   /** Tenants that already had their own index. */
   alreadyIndexed: string[]
   /** The shared HNSW index, if any: does the planner still use it for any tenant without its own index? */
@@ -281,53 +289,73 @@ export class PgVectorStore {
     if (!Number.isInteger(threshold) || threshold < 1) {
       throw new InvalidArgumentError(`ownIndexAbove must be a positive integer, got ${String(threshold)}`)
     }
+    const minOwnIndex = options.minOwnIndex ?? 1000
+    const maxNewIndexes = options.maxNewIndexes ?? 200
     const t = sql.raw(this.config.qualified)
     const { rows: sizes } = await sql<{ tenant_id: string; rows: number }>`
-      select tenant_id, count(*)::int as rows from ${t} group by tenant_id order by count(*) desc`.execute(this.#db)
+      select tenant_id, count(*)::int as rows from ${t} group by tenant_id order by count(*) desc, tenant_id`.execute(this.#db)
     const existing = new Set((await this.#hnswIndexes()).map((i) => i.name))
     const built: OptimizeResult['built'] = []
     const alreadyIndexed: string[] = []
+    const notes: string[] = []
+    const promote = async (tenantId: string, rows: number, reason: 'size' | 'planner') => {
+      const result = await this.createTenantIndex(tenantId, options.indexBuild)
+      built.push({ tenantId, rows, index: result.index, seconds: result.seconds, bytes: result.bytes, reason })
+      existing.add(result.index)
+    }
+    // 1. Size: every tenant above the threshold gets its own index.
     for (const { tenant_id: tenantId, rows } of sizes) {
       if (rows <= threshold) break
-      const name = tenantIndexName(this.config.table, tenantId)
-      if (existing.has(name)) {
-        alreadyIndexed.push(tenantId)
-        continue
-      }
-      const result = await this.createTenantIndex(tenantId, options.indexBuild)
-      built.push({ tenantId, rows, index: result.index, seconds: result.seconds, bytes: result.bytes })
+      if (existing.has(tenantIndexName(this.config.table, tenantId))) alreadyIndexed.push(tenantId)
+      else if (built.length < maxNewIndexes) await promote(tenantId, rows, 'size')
     }
     await sql`analyze ${t}`.execute(this.#db)
 
-    const withOwnIndex = built.length + alreadyIndexed.length
-    const notes: string[] = []
+    // 2. Planner: while a shared index exists, the tenants it would still serve (largest first).
     const sharedName = storeIndexNames(this.config.table).sharedHnsw
     let sharedIndex: OptimizeResult['sharedIndex'] = null
     const sharedBytes = await indexBytes(this.#db, sharedName)
     if (sharedBytes !== undefined) {
-      // The largest tenant without its own index is the likeliest to be sent to the shared index.
-      const probe = sizes.find((s) => s.rows <= threshold)
-      const servesAnyone = probe ? await this.#planUsesIndex(probe.tenant_id, sharedName) : false
+      let servedBy: { tenantId: string; rows: number } | undefined
+      for (const { tenant_id: tenantId, rows } of sizes) {
+        if (existing.has(tenantIndexName(this.config.table, tenantId))) continue
+        if (!(await this.#planUsesIndex(tenantId, sharedName))) break
+        if (rows < minOwnIndex || built.length >= maxNewIndexes) {
+          servedBy = { tenantId, rows }
+          break
+        }
+        await promote(tenantId, rows, 'planner')
+      }
+      if (built.some((b) => b.reason === 'planner')) await sql`analyze ${t}`.execute(this.#db)
       let dropped = false
-      if (!servesAnyone && options.dropUnusedSharedIndex) {
+      if (!servedBy && options.dropUnusedSharedIndex) {
         await sql`drop index ${sql.raw(quoteQualified(this.config.schema, sharedName))}`.execute(this.#db)
         dropped = true
       }
-      sharedIndex = { name: sharedName, bytes: sharedBytes, servesAnyone, probedTenant: probe && { tenantId: probe.tenant_id, rows: probe.rows }, dropped }
+      sharedIndex = { name: sharedName, bytes: sharedBytes, servesAnyone: servedBy !== undefined, probedTenant: servedBy, dropped }
+      const byPlanner = built.filter((b) => b.reason === 'planner')
+      if (byPlanner.length) {
+        notes.push(
+          `${byPlanner.length} tenant(s) below ${threshold} chunks (${byPlanner.map((b) => `${b.tenantId}: ${b.rows}`).join(', ')}) ` +
+            `were planned on the shared HNSW index, where a filtered walk loses recall when tenants share topics; they got their own index.`,
+        )
+      }
       notes.push(
-        servesAnyone
-          ? `The shared HNSW index (${mb(sharedBytes)}) still serves tenants without their own index (the planner uses it for ${probe!.tenant_id}, ${probe!.rows} chunks): keep it, or lower ownIndexAbove.`
-          : `The shared HNSW index (${mb(sharedBytes)}) serves no tenant any more: every tenant is either served exactly through the primary key or by its own index. ` +
-              (dropped ? 'It was dropped.' : 'Drop it with optimize({ dropUnusedSharedIndex: true }) to save the space and the ingest cost.'),
+        servedBy
+          ? `The shared HNSW index (${mb(sharedBytes)}) still serves tenants without their own index (the planner uses it for ${servedBy.tenantId}, ${servedBy.rows} chunks, ` +
+              `below minOwnIndex ${minOwnIndex}); their recall depends on ef_search and iterative scan.`
+          : `The shared HNSW index (${mb(sharedBytes)}) serves no tenant any more: each is served exactly through the primary key or by its own index. ` +
+              (dropped ? 'It was dropped.' : 'Drop it with optimize({ dropUnusedSharedIndex: true }) to save its space and ingest cost.'),
       )
     }
+    const withOwnIndex = built.length + alreadyIndexed.length
     notes.unshift(
-      `${sizes.length} tenants: ${withOwnIndex} above ${threshold} chunks have their own HNSW index` +
-        `${built.length ? ` (${built.length} built now)` : ''}; ${sizes.length - withOwnIndex} are served by the primary key and an exact sort (recall 1.0).`,
+      `${sizes.length} tenants: ${withOwnIndex} have their own HNSW index${built.length ? ` (${built.length} built now)` : ''}; ` +
+        `${sizes.length - withOwnIndex} are served by the primary key and an exact sort (recall 1.0).`,
     )
     return {
       ownIndexAbove: threshold,
-      tenants: { total: sizes.length, withOwnIndex, servedExactly: sizes.length - withOwnIndex },
+      tenants: { total: sizes.length, withOwnIndex, withoutOwnIndex: sizes.length - withOwnIndex },
       built,
       alreadyIndexed,
       sharedIndex,

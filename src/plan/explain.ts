@@ -1,0 +1,124 @@
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { LocalSettings } from '../db/local-settings.js'
+
+/** One node of a PostgreSQL plan (`EXPLAIN (FORMAT JSON)`), with the fields pgscale reads typed. */
+export interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  'Parent Relationship'?: string
+  'Join Type'?: string
+  Strategy?: string
+  'Startup Cost'?: number
+  'Total Cost'?: number
+  'Plan Rows'?: number
+  'Actual Total Time'?: number
+  'Actual Rows'?: number
+  Plans?: PlanNode[]
+  [field: string]: unknown
+}
+
+/** A whole plan: the root node and, with `analyze`, timings. */
+export interface Plan {
+  Plan: PlanNode
+  'Planning Time'?: number
+  'Execution Time'?: number
+  /** The statement that was explained (for failure messages). */
+  sql: string
+}
+
+/** Options of {@link explain}. */
+export interface ExplainOptions {
+  /** Run the statement (EXPLAIN ANALYZE) to get actual rows and times. Default false. */
+  analyze?: boolean
+  /** `SET LOCAL` settings for the explained statement, e.g. `{ 'hnsw.ef_search': 100 }`. */
+  settings?: LocalSettings
+}
+
+/**
+ * EXPLAINs a statement (SQL text with `$n` parameters, or a compiled/compilable Kysely query) and
+ * returns the plan as a typed tree. Runs in a transaction that is always rolled back, so
+ * `analyze` on a DELETE changes nothing.
+ *
+ * ### Examples
+ * ```ts
+ * const plan = await explain(db, 'select * from items where tenant_id = $1', ['acme'])
+ * const plan2 = await explain(db, db.selectFrom('items').selectAll().where('id', '=', 1))
+ * ```
+ */
+export async function explain(
+  db: Database,
+  statement: string | CompiledQuery | Compilable,
+  params: readonly unknown[] = [],
+  options: ExplainOptions = {},
+): Promise<Plan> {
+  const compiled = typeof statement === 'string'
+    ? CompiledQuery.raw(statement, [...params])
+    : 'compile' in statement
+      ? statement.compile()
+      : statement
+  const prefix = options.analyze ? 'explain (analyze, format json) ' : 'explain (format json) '
+  const rollback = new Error('pgscale explain rollback')
+  let plan: Plan | undefined
+  await db
+    .transaction(async (trx: Kysely<any>) => {
+      const { rows } = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
+        CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
+      )
+      const raw = rows[0]?.['QUERY PLAN']
+      const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<Omit<Plan, 'sql'>>
+      plan = { ...parsed[0]!, sql: compiled.sql }
+      throw rollback
+    }, { settings: options.settings })
+    .catch((err: unknown) => {
+      if (err !== rollback) throw err
+    })
+  return plan!
+}
+
+/** Every node of a plan, depth first. */
+export function planNodes(plan: Plan | PlanNode): PlanNode[] {
+  const root = 'Plan' in plan && typeof plan.Plan === 'object' ? (plan as Plan).Plan : (plan as PlanNode)
+  const out: PlanNode[] = []
+  const walk = (node: PlanNode) => {
+    out.push(node)
+    for (const child of node.Plans ?? []) walk(child)
+  }
+  walk(root)
+  return out
+}
+
+/**
+ * The names of the indexes a plan reads, in plan order, without duplicates.
+ *
+ * ### Examples
+ * ```ts
+ * indexesUsed(plan) // ['rag_chunks_pkey']
+ * ```
+ */
+export function indexesUsed(plan: Plan | PlanNode): string[] {
+  return [...new Set(planNodes(plan).flatMap((n) => (n['Index Name'] ? [n['Index Name']] : [])))]
+}
+
+/**
+ * A stable string of a plan's shape: node types, relations and indexes, nested, without costs,
+ * rows or timings. Equal shapes mean the planner chose the same strategy.
+ *
+ * ### Examples
+ * ```ts
+ * planShape(plan) // 'Limit > Index Scan [rag_chunks_tenant_ab12 on rag_chunks]'
+ * ```
+ */
+export function planShape(plan: Plan | PlanNode): string {
+  const root = 'Plan' in plan && typeof plan.Plan === 'object' ? (plan as Plan).Plan : (plan as PlanNode)
+  const render = (node: PlanNode): string => {
+    const target = [node['Index Name'], node['Relation Name'] && `on ${node['Relation Name']}`].filter(Boolean).join(' ')
+    const self = `${node['Node Type']}${node.Strategy && node.Strategy !== 'Plain' ? ` (${node.Strategy})` : ''}${target ? ` [${target}]` : ''}`
+    const children = (node.Plans ?? []).map(render)
+    if (children.length === 0) return self
+    if (children.length === 1) return `${self} > ${children[0]}`
+    return `${self} > (${children.join(', ')})`
+  }
+  return render(root)
+}

@@ -1,0 +1,67 @@
+import { sql } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { DatabaseError, IndexBuildError, PgVectorStore } from '../../src/index.js'
+import { explainBuildFailure } from '../../src/store/index-build.js'
+import { generateCorpus, type CorpusSpec } from '../../bench/synthetic/corpus.js'
+import { useTestDatabase } from '../support/test-database.js'
+
+const t = useTestDatabase()
+const spec: CorpusSpec = { seed: 'lifecycle', dim: 64, tenants: [{ id: 'a', chunks: 3000 }, { id: 'b', chunks: 1000 }] }
+let store: PgVectorStore
+
+beforeAll(async () => {
+  store = await PgVectorStore.open(t.db, { table: 'life_chunks', dimensions: spec.dim })
+  await store.bulkIngest(generateCorpus(spec))
+})
+
+async function hnswIndexes(): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select i.relname as name from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
+    where x.indrelid = 'life_chunks'::regclass and am.amname = 'hnsw' order by 1`.execute(t.db)
+  return rows.map((r) => r.name)
+}
+
+describe('index lifecycle', () => {
+  it('warns with the number to raise maintenance_work_mem to when the graph did not fit', async () => {
+    const result = await store.createIndex({ maintenanceWorkMem: '1MB', parallelWorkers: 0 })
+    expect(result.built).toBe(true)
+    expect(result.bytes).toBeGreaterThan(1024 * 1024)
+    expect(result.warnings.join(' ')).toMatch(/maintenance_work_mem \(1MB\).*Set maintenanceWorkMem to at least \d+MB/)
+    const { rows } = await sql<{ v: string }>`select current_setting('maintenance_work_mem') as v`.execute(t.db)
+    expect(rows[0]?.v).not.toBe('1MB')
+  })
+
+  it('createIndex on an existing index builds nothing', async () => {
+    const again = await store.createIndex()
+    expect(again).toMatchObject({ built: false, seconds: 0 })
+  })
+
+  it("bulkIngest with indexStrategy 'rebuild' drops the HNSW indexes, loads, and rebuilds them in one transaction", async () => {
+    await store.createTenantIndex('a')
+    const before = await hnswIndexes()
+    expect(before).toHaveLength(2)
+    const more: CorpusSpec = { ...spec, seed: 'more', tenants: [{ id: 'c', chunks: 500 }] }
+    const result = await store.bulkIngest(generateCorpus(more), { indexStrategy: 'rebuild' })
+    expect(result.rows).toBe(500)
+    expect(result.rebuiltIndexes.sort()).toEqual(before)
+    expect(await hnswIndexes()).toEqual(before)
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from life_chunks where tenant_id = 'c'`.execute(t.db)
+    expect(rows[0]?.n).toBe(500)
+  })
+
+  it("indexStrategy 'auto' keeps the indexes for a small load", async () => {
+    const more: CorpusSpec = { ...spec, seed: 'auto', tenants: [{ id: 'd', chunks: 100 }] }
+    const result = await store.bulkIngest(generateCorpus(more), { expectedRows: 100 })
+    expect(result.rebuiltIndexes).toEqual([])
+  })
+
+  it('turns a shared-memory failure of a parallel build into an IndexBuildError that names the fix', () => {
+    const serverError = new DatabaseError({ message: 'could not resize shared memory segment "/PostgreSQL.1" to 1048576 bytes: No space left on device', code: '53100' })
+    const mapped = explainBuildFailure(serverError, { maintenance_work_mem: '2GB', max_parallel_maintenance_workers: 2 })
+    expect(mapped).toBeInstanceOf(IndexBuildError)
+    expect((mapped as Error).message).toMatch(/shm_size: 1gb.*parallelWorkers: 0.*2GB/s)
+    expect((mapped as Error).cause).toBe(serverError)
+    const other = new DatabaseError({ message: 'x', code: '42P01' })
+    expect(explainBuildFailure(other, {})).toBe(other)
+  })
+})
