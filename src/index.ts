@@ -4,6 +4,7 @@ export {
   Database,
   type DatabaseConfig,
   type DatabaseTransaction,
+  type TransactionConnection,
   type TransactionOptions,
 } from './db/database.js'
 export type { LocalSettings } from './db/local-settings.js'

@@ -15,6 +15,12 @@ import { SessionConnection, SessionDriver } from './driver.js'
 import { renderSetLocal, type LocalSettings } from './local-settings.js'
 import type { Capabilities, CopySource, SessionPool } from './session.js'
 
+const COMMIT = CompiledQuery.raw('COMMIT')
+const ROLLBACK = CompiledQuery.raw('ROLLBACK')
+
+/** The raw connection of a transaction: statements as compiled queries, and COPY. */
+export type TransactionConnection = SessionConnection
+
 /** Options of {@link Database.transaction} when given a callback. */
 export interface TransactionOptions {
   /** Applied with `SET LOCAL` right after `BEGIN`, in the same round trip; validated, never user text. */
@@ -115,33 +121,53 @@ export class Database<DB = any> extends Kysely<DB> {
   }
 
   async #runTransaction<T>(fn: (trx: DatabaseTransaction<DB>) => Promise<T>, options: TransactionOptions): Promise<T> {
+    return this.withTransactionConnection((conn) => {
+      const trx = new Transaction<DB>({
+        config: this.#config,
+        dialect: this.#config.dialect,
+        driver: this.#driver,
+        executor: this.getExecutor().withConnectionProvider(new SingleConnectionProvider(conn)),
+      }) as DatabaseTransaction<DB>
+      trx.copyFrom = (copySql, source) => conn.copyFrom(copySql, source)
+      return fn(trx)
+    }, options)
+  }
+
+  /**
+   * Low level: like {@link transaction} with a callback, but hands `fn` the transaction's raw
+   * connection (`executeQuery(CompiledQuery)`, `copyFrom`) instead of a Kysely object, skipping
+   * the query builder. pgscale's hot paths (search) use it; most code wants `transaction`.
+   *
+   * ### Examples
+   * ```ts
+   * const { rows } = await db.withTransactionConnection(
+   *   (conn) => conn.executeQuery(CompiledQuery.raw('select $1::int as n', [1])),
+   *   { settings: { 'hnsw.ef_search': 100 } },
+   * )
+   * ```
+   */
+  async withTransactionConnection<T>(fn: (conn: TransactionConnection) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const settings = options.settings ?? {}
     const citus = Object.keys(settings).length > 0 ? await this.hasCitus() : false
-    const begin = ['BEGIN', renderSetLocal(settings, citus)].filter(Boolean).join('; ')
-    const executor = this.getExecutor()
-    return executor.provideConnection(async (connection) => {
-      const conn = connection as SessionConnection
-      await conn.executeQuery(CompiledQuery.raw(begin))
+    const begin = CompiledQuery.raw(['BEGIN', renderSetLocal(settings, citus)].filter(Boolean).join('; '))
+    const conn = await this.#driver.acquireConnection()
+    try {
+      await conn.executeQuery(begin)
       try {
-        const trx = new Transaction<DB>({
-          config: this.#config,
-          dialect: this.#config.dialect,
-          driver: this.#driver,
-          executor: executor.withConnectionProvider(new SingleConnectionProvider(conn)),
-        }) as DatabaseTransaction<DB>
-        trx.copyFrom = (copySql, source) => conn.copyFrom(copySql, source)
-        const result = await fn(trx)
-        await conn.executeQuery(CompiledQuery.raw('COMMIT'))
+        const result = await fn(conn)
+        await conn.executeQuery(COMMIT)
         return result
       } catch (err) {
         try {
-          await conn.executeQuery(CompiledQuery.raw('ROLLBACK'))
+          await conn.executeQuery(ROLLBACK)
         } catch (rollbackError) {
           conn.broken = rollbackError
         }
         throw err
       }
-    })
+    } finally {
+      await this.#driver.releaseConnection(conn)
+    }
   }
 
   /** Whether the Citus extension is installed (checked once, then cached). */

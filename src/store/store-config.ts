@@ -17,7 +17,7 @@ export interface PgVectorStoreConfig {
   /**
    * How the embedding column is stored. `plain` keeps vectors in the heap page, which made exact
    * scans 1.7× faster than TOASTed vectors in our measurement (docs/store.md); it needs a vector
-   * to fit in a page, so the default is `plain` up to 1,900 dimensions and `extended` above.
+   * to fit in a page, so the default is `plain` up to 1,536 dimensions and `extended` above.
    */
   embeddingStorage?: 'plain' | 'extended'
   /** `hnsw.ef_search` used by `search` unless a call says otherwise. Default 100. */
@@ -63,7 +63,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
     throw new InvalidArgumentError(`unknown distance ${JSON.stringify(distance)}: use cosine, l2 or inner_product`)
   }
   const textSearchConfig = assertIdentifier(config.textSearchConfig ?? 'english', 'text search configuration')
-  const embeddingStorage = config.embeddingStorage ?? (dimensions <= 1900 ? 'plain' : 'extended')
+  const embeddingStorage = config.embeddingStorage ?? (dimensions <= 1536 ? 'plain' : 'extended')
   if (embeddingStorage !== 'plain' && embeddingStorage !== 'extended') {
     throw new InvalidArgumentError(`embeddingStorage must be "plain" or "extended", got ${JSON.stringify(embeddingStorage)}`)
   }

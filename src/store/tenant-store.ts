@@ -168,7 +168,7 @@ export class TenantStore {
     const filter = options.filter === undefined ? undefined : JSON.stringify(assertMetadata(options.filter, 'search filter'))
     const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
     const params = filter === undefined ? [vector, k] : [vector, k, filter]
-    return this.#db.transaction(async (trx) => {
+    return this.#db.withTransactionConnection(async (trx) => {
       const rows = await this.#run<SearchResult>(text, params, trx)
       if (rows.length >= k || options.exactFallback === false) return rows
       const exactText = filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered
@@ -217,7 +217,7 @@ export class TenantStore {
       throw new InvalidArgumentError(`hybridSearch: rrfK must be a non-negative number, got ${String(rrfK)}`)
     }
     const settings = this.#searchSettings(candidates, options.efSearch, 'relaxed')
-    return this.#db.transaction(
+    return this.#db.withTransactionConnection(
       (trx) => this.#run<HybridSearchResult>(this.#sql.hybridSearch, [vector, options.text, k, candidates, rrfK], trx),
       { settings },
     )
