@@ -8,7 +8,7 @@
  *   npm run bench:store -- --chunks 100000 --tenants 4 --rounds 3 [--pg URL] [--json FILE]
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -59,7 +59,15 @@ log(`generating ${chunks} chunks (${tenantCount} tenants, dim ${dim}, shared top
 const rows: IngestRow[] = [...generateCorpus(spec)]
 const tsvDir = mkdtempSync(join(tmpdir(), 'pgscale-store-bench-'))
 const tsv = join(tsvDir, 'rows.tsv')
-writeFileSync(tsv, rows.map((r) => [r.tenantId, r.documentId, r.chunkIndex, escapeCopyText(r.content), escapeCopyText(JSON.stringify(r.metadata)), `[${Array.from(r.embedding).join(',')}]`].join('\t')).join('\n') + '\n')
+{
+  // Written in slices: the whole file is larger than a JavaScript string may be.
+  const fd = openSync(tsv, 'w')
+  for (let i = 0; i < rows.length; i += 1000) {
+    const lines = rows.slice(i, i + 1000).map((r) => [r.tenantId, r.documentId, r.chunkIndex, escapeCopyText(r.content), escapeCopyText(JSON.stringify(r.metadata)), `[${Array.from(r.embedding).join(',')}]`].join('\t'))
+    writeSync(fd, lines.join('\n') + '\n')
+  }
+  closeSync(fd)
+}
 
 const raw = new pg.Client({ connectionString: url })
 await raw.connect()

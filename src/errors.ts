@@ -42,6 +42,17 @@ export class InvalidArgumentError extends PgScaleError {
   }
 }
 
+/** A time zone that is not an IANA zone name the machine and the server both know. */
+export class InvalidTimeZoneError extends InvalidArgumentError {
+  constructor(
+    /** The rejected zone. */
+    readonly zone: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`unknown time zone ${JSON.stringify(zone)}: use an IANA zone name such as "America/Mexico_City" or "UTC"`, options)
+  }
+}
+
 /** A name that must be a plain SQL identifier is not one; nothing was sent to the database. */
 export class InvalidIdentifierError extends PgScaleError {
   /** The rejected name. */

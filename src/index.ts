@@ -29,6 +29,15 @@ export {
 export type { Capabilities, CopySource } from './db/session.js'
 export { explain, indexesUsed, planNodes, planShape, type ExplainOptions, type Plan, type PlanNode } from './plan/explain.js'
 export {
+  MonthlyRollup,
+  type MonthlyRollupConfig,
+  type ReadOptions,
+  type RebuildOptions,
+  type RefreshAtOptions,
+  type RollupRow,
+} from './rollup/monthly-rollup.js'
+export { rollupTable, type RollupTable, type RollupTableConfig } from './rollup/rollup-table.js'
+export {
   DEFAULT_OWN_INDEX_ABOVE,
   PgVectorStore,
   type BulkIngestOptions,
@@ -58,6 +67,7 @@ export {
   IndexBuildError,
   InvalidArgumentError,
   InvalidIdentifierError,
+  InvalidTimeZoneError,
   PgScaleError,
   ProviderUnavailableError,
   SchemaMismatchError,

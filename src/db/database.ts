@@ -25,6 +25,11 @@ export type TransactionConnection = SessionConnection
 export interface TransactionOptions {
   /** Applied with `SET LOCAL` right after `BEGIN`, in the same round trip; validated, never user text. */
   settings?: LocalSettings
+  /**
+   * Trusted, parameterless statements run after the settings in the same round trip (pgscale uses
+   * it for advisory locks whose keys it computed). Never put user text here.
+   */
+  prelude?: readonly string[]
 }
 
 /** A Kysely transaction that can also `COPY ... FROM STDIN` on its connection. */
@@ -149,7 +154,7 @@ export class Database<DB = any> extends Kysely<DB> {
   async withTransactionConnection<T>(fn: (conn: TransactionConnection) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const settings = options.settings ?? {}
     const citus = Object.keys(settings).length > 0 ? await this.hasCitus() : false
-    const begin = CompiledQuery.raw(['BEGIN', renderSetLocal(settings, citus)].filter(Boolean).join('; '))
+    const begin = CompiledQuery.raw(['BEGIN', renderSetLocal(settings, citus), ...(options.prelude ?? [])].filter(Boolean).join('; '))
     const conn = await this.#driver.acquireConnection()
     try {
       await conn.executeQuery(begin)

@@ -1,0 +1,75 @@
+import { InvalidArgumentError, InvalidTimeZoneError } from '../errors.js'
+
+/**
+ * Checks an IANA time zone name against this machine's zone database.
+ *
+ * ### Examples
+ * ```ts
+ * assertTimeZone('America/Mexico_City') // ok
+ * assertTimeZone('Mars/Olympus') // throws InvalidTimeZoneError
+ * ```
+ */
+export function assertTimeZone(zone: unknown): string {
+  if (typeof zone !== 'string' || zone.length === 0 || !/^[A-Za-z0-9_+\-/]+$/.test(zone)) throw new InvalidTimeZoneError(String(zone))
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone })
+  } catch (err) {
+    throw new InvalidTimeZoneError(zone, { cause: err })
+  }
+  return zone
+}
+
+/**
+ * A moment as a valid Date: a Date, an ISO 8601 string or epoch milliseconds.
+ *
+ * ### Examples
+ * ```ts
+ * toMoment('2025-03-09T08:30:00Z')
+ * ```
+ */
+export function toMoment(value: unknown, what = 'moment'): Date {
+  const date = value instanceof Date ? value : typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined
+  if (!date || Number.isNaN(date.getTime())) throw new InvalidArgumentError(`${what} must be a Date, an ISO 8601 string or epoch milliseconds, got ${JSON.stringify(value)}`)
+  return date
+}
+
+/**
+ * The local month of a moment in `zone`, as the first day: `'2025-03-01'`.
+ *
+ * ### Examples
+ * ```ts
+ * localMonth(new Date('2025-04-01T05:59:59Z'), 'America/Mexico_City') // '2025-03-01' (still March there)
+ * ```
+ */
+export function localMonth(moment: Date, zone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit' }).formatToParts(moment)
+  const year = parts.find((p) => p.type === 'year')?.value
+  const month = parts.find((p) => p.type === 'month')?.value
+  return `${year}-${month}-01`
+}
+
+/** The months from `first` to `last` inclusive (`YYYY-MM-01` strings). */
+export function monthsBetween(first: string, last: string): string[] {
+  const out: string[] = []
+  let [y, m] = first.split('-').map(Number) as [number, number]
+  const [ly, lm] = last.split('-').map(Number) as [number, number]
+  while (y < ly || (y === ly && m <= lm)) {
+    out.push(`${y}-${String(m).padStart(2, '0')}-01`)
+    m++
+    if (m === 13) {
+      m = 1
+      y++
+    }
+  }
+  return out
+}
+
+/** A signed 32-bit FNV-1a hash: the integer keys of `pg_advisory_xact_lock(int, int)`. */
+export function int32Hash(text: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h | 0
+}

@@ -1,0 +1,295 @@
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
+import { Database } from '../db/database.js'
+import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError } from '../errors.js'
+import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
+import { assertTimeZone, int32Hash, localMonth, monthsBetween, toMoment } from './local-month.js'
+import { rebuildStatement, refreshStatement, type RollupParts } from './rollup-sql.js'
+import type { RollupTable } from './rollup-table.js'
+
+/** Configuration of a {@link MonthlyRollup}. */
+export interface MonthlyRollupConfig {
+  /** The source table (`expenses` or `schema.expenses`). */
+  source: string
+  /** The rollup table from {@link rollupTable}. */
+  target: RollupTable
+  /** The source's timestamp column (`timestamptz`). */
+  at: string
+  /** The source's tenant column. */
+  tenant: string
+  /** Source columns to group by; the target's group columns, same names. */
+  groupBy: readonly string[]
+  /** Aggregate expressions per target measure, as Kysely `sql` fragments: `{ total: sql\`sum(amount)\` }`. */
+  measures: Readonly<Record<string, RawBuilder<unknown>>>
+  /** Which source rows count, as a Kysely `sql` fragment: `sql\`status <> 'cancelled'\``. */
+  where?: RawBuilder<unknown>
+  /** The IANA zone whose local months are the buckets, e.g. `America/Mexico_City`. */
+  zone: string
+}
+
+/** Options of {@link MonthlyRollup.refreshAt}. */
+export interface RefreshAtOptions {
+  tenantId: string | number
+  /** Any moment in the bucket's local month (a Date, ISO string or epoch ms). */
+  moment: Date | string | number
+}
+
+/** Options of {@link MonthlyRollup.rebuild}. */
+export interface RebuildOptions {
+  tenantId: string | number
+  /** First moment of the range (its local month is the first rebuilt). */
+  since: Date | string | number
+  /** Last moment of the range (its local month is the last rebuilt). */
+  until: Date | string | number
+}
+
+/** Options of {@link MonthlyRollup.read}. */
+export interface ReadOptions {
+  tenantId: string | number
+  /** First month (any moment in it, or `'YYYY-MM'`). */
+  from: Date | string | number
+  /** Last month, inclusive. */
+  to: Date | string | number
+  /** Keep only these group columns, re-aggregating the measures over the others (`[]`: one row per month). */
+  groupBy?: readonly string[]
+}
+
+/** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
+export type RollupRow = { month: string } & Record<string, unknown>
+
+const COMBINE: Record<string, string> = { sum: 'sum', count: 'sum', min: 'min', max: 'max' }
+
+/**
+ * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
+ * source rows under an advisory lock — never `total = total + amount`, because events and jobs
+ * arrive at least once. Months are local months in an IANA zone, half-open `[start, end)` in UTC,
+ * so the source's `(tenant, at)` index serves each bucket.
+ *
+ * ### Examples
+ * ```ts
+ * const rollup = new MonthlyRollup({
+ *   source: 'expenses', target: expensesMonthly, at: 'paid_at', tenant: 'tenant_id',
+ *   groupBy: ['category'], measures: { total: sql`sum(amount)`, count: sql`count(*)` },
+ *   where: sql`status <> 'cancelled'`, zone: 'America/Mexico_City',
+ * })
+ * await rollup.refreshAt(db, { tenantId: 42, moment: expense.paidAt })
+ * ```
+ */
+export class MonthlyRollup {
+  readonly #parts: RollupParts
+  readonly #lockClass: number
+  readonly #validated = new WeakMap<object, Promise<void>>()
+  /** The IANA zone of the buckets. */
+  readonly zone: string
+
+  constructor(config: MonthlyRollupConfig) {
+    if (config === null || typeof config !== 'object') throw new InvalidArgumentError('MonthlyRollup needs a configuration object')
+    const { target } = config
+    if (!target || typeof target.qualified !== 'string' || !Array.isArray(target.measures)) {
+      throw new InvalidArgumentError('MonthlyRollup: target must be a table declared with rollupTable()')
+    }
+    const source = assertQualifiedName(config.source, 'source table')
+    const at = assertIdentifier(config.at, 'at column')
+    const tenant = assertIdentifier(config.tenant, 'tenant column')
+    if (!Array.isArray(config.groupBy)) throw new InvalidArgumentError('MonthlyRollup: groupBy must be an array of column names')
+    const groupBy = config.groupBy.map((g) => assertIdentifier(g, 'groupBy column'))
+    const targetGroups = target.groupBy.map((g) => g.name)
+    if (groupBy.join() !== targetGroups.join()) {
+      throw new InvalidArgumentError(`MonthlyRollup: groupBy [${groupBy}] must be the target's group columns [${targetGroups}], in that order`)
+    }
+    const measures = target.measures.map(({ name }) => {
+      const expression = config.measures?.[name]
+      if (!isSqlFragment(expression)) {
+        throw new InvalidArgumentError(`MonthlyRollup: measure ${name} needs an aggregate expression as a Kysely sql fragment, e.g. sql\`sum(amount)\``)
+      }
+      return { name, expression }
+    })
+    const extra = Object.keys(config.measures ?? {}).filter((m) => !target.measures.some((t) => t.name === m))
+    if (extra.length) throw new InvalidArgumentError(`MonthlyRollup: measures ${extra.join(', ')} are not columns of ${target.name}`)
+    if (config.where !== undefined && !isSqlFragment(config.where)) {
+      throw new InvalidArgumentError('MonthlyRollup: where must be a Kysely sql fragment, e.g. sql`status <> \'cancelled\'`')
+    }
+    this.zone = assertTimeZone(config.zone)
+    this.#parts = {
+      source: source.schema ? `"${source.schema}"."${source.name}"` : `"${source.name}"`,
+      target,
+      at,
+      tenant,
+      groupBy,
+      measures,
+      where: config.where,
+      zone: this.zone,
+    }
+    this.#lockClass = int32Hash(`pgscale.rollup:${target.qualified}`)
+  }
+
+  /** The validated parts the statements are built from (for plan tests and benches). */
+  get parts(): RollupParts {
+    return this.#parts
+  }
+
+  /**
+   * Recomputes one bucket — the tenant's local month around `moment` — from its source rows and
+   * replaces it (groups that vanished are deleted), under `pg_advisory_xact_lock` on (rollup,
+   * tenant, month). Idempotent. In its own transaction (3 round trips), or in the caller's when
+   * `db` is a transaction.
+   *
+   * ### Examples
+   * ```ts
+   * await rollup.refreshAt(db, { tenantId, moment: paidAt })
+   * await db.transaction(async (trx) => { await insertExpense(trx); await rollup.refreshAt(trx, { tenantId, moment }) })
+   * ```
+   */
+  async refreshAt(db: Kysely<any>, options: RefreshAtOptions): Promise<void> {
+    const tenantId = assertTenantId(options?.tenantId)
+    const month = localMonth(toMoment(options.moment), this.zone)
+    await this.#validate(db)
+    await this.#write(db, [this.#lockStatement(tenantId, [month])], refreshStatement(this.#parts, tenantId, month).compile(db))
+  }
+
+  /**
+   * Heals every month from `since` to `until` (local months, inclusive) in set-based SQL: one
+   * statement of per-month range scans, under the same locks as `refreshAt`. Equals a from-scratch
+   * aggregate of the range.
+   *
+   * ### Examples
+   * ```ts
+   * await rollup.rebuild(db, { tenantId, since: '2024-01-01', until: new Date() })
+   * ```
+   */
+  async rebuild(db: Kysely<any>, options: RebuildOptions): Promise<{ months: number }> {
+    const tenantId = assertTenantId(options?.tenantId)
+    const first = localMonth(toMoment(options.since, 'since'), this.zone)
+    const last = localMonth(toMoment(options.until, 'until'), this.zone)
+    if (first > last) throw new InvalidArgumentError(`rebuild: since (${first.slice(0, 7)}) is after until (${last.slice(0, 7)})`)
+    const months = monthsBetween(first, last)
+    if (months.length > 1200) throw new InvalidArgumentError('rebuild: the range spans more than 100 years')
+    await this.#validate(db)
+    // JIT off: the planner overestimates the per-month scans and compiling costs more than it saves.
+    await this.#write(db, [`SET LOCAL jit = off`, this.#lockStatement(tenantId, months)], rebuildStatement(this.#parts, tenantId, first, last).compile(db))
+    return { months: months.length }
+  }
+
+  /**
+   * What a dashboard reads: the tenant's rows from month `from` to month `to`, as
+   * `{ month: 'YYYY-MM', ...groups, ...measures }`, ordered by month and groups. With `groupBy`,
+   * only those group columns are kept and measures are combined over the rest (sum and count by
+   * sum, min by min, max by max).
+   *
+   * ### Examples
+   * ```ts
+   * const byCategory = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12' })
+   * const totals = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12', groupBy: [] })
+   * ```
+   */
+  async read(db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
+    const tenantId = assertTenantId(options?.tenantId)
+    const from = this.#monthOf(options.from, 'from')
+    const to = this.#monthOf(options.to, 'to')
+    if (from > to) throw new InvalidArgumentError(`read: from (${from.slice(0, 7)}) is after to (${to.slice(0, 7)})`)
+    const { target } = this.#parts
+    const allGroups = target.groupBy.map((g) => g.name)
+    const keep = options.groupBy === undefined ? allGroups : options.groupBy.map((g) => assertIdentifier(g, 'read groupBy column'))
+    const unknown = keep.filter((g) => !allGroups.includes(g))
+    if (unknown.length) throw new InvalidArgumentError(`read: ${unknown.join(', ')} is not a group column of ${target.name}`)
+    const t = sql.raw(target.qualified)
+    const tenant = sql`${tenantId}::${sql.raw(target.tenantType)}`
+    const monthCol = sql`to_char(month, 'YYYY-MM') as month`
+    const keptCols = keep.map((g) => sql.raw(`"${g}"`))
+    let query: RawBuilder<RollupRow>
+    if (keep.length === allGroups.length) {
+      const columns = sql.join([monthCol, ...keptCols, ...target.measures.map((m) => sql.raw(`"${m.name}"`))])
+      query = sql<RollupRow>`select ${columns} from ${t}
+        where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
+        order by ${sql.join([sql`month`, ...keptCols])}`
+    } else {
+      const measures = target.measures.map((m) => {
+        const combine = COMBINE[aggregateName(this.#parts.measures.find((x) => x.name === m.name)!.expression, db)]
+        if (!combine) throw new InvalidArgumentError(`read: measure ${m.name} is not a sum, count, min or max, so it cannot be combined over groups`)
+        return sql.raw(`${combine}("${m.name}")::${m.type} as "${m.name}"`)
+      })
+      query = sql<RollupRow>`select ${sql.join([monthCol, ...keptCols, ...measures])} from ${t}
+        where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
+        group by ${sql.join([sql`month`, ...keptCols])}
+        order by ${sql.join([sql`month`, ...keptCols])}`
+    }
+    return (await query.execute(db)).rows
+  }
+
+  #monthOf(value: unknown, what: string): string {
+    if (typeof value === 'string' && /^\d{4}-\d{2}$/.test(value)) {
+      const month = Number(value.slice(5))
+      if (month >= 1 && month <= 12) return `${value}-01`
+    }
+    return localMonth(toMoment(value, what), this.zone)
+  }
+
+  /** `SELECT pg_advisory_xact_lock(...)` on each month, in month order (no deadlocks between ranges). */
+  #lockStatement(tenantId: string | number, months: readonly string[]): string {
+    const keys = months.map((m) => int32Hash(`${String(tenantId)}:${m}`))
+    return `SELECT ${keys.map((k) => `pg_advisory_xact_lock(${this.#lockClass}, ${k})`).join(', ')}`
+  }
+
+  async #write(db: Kysely<any>, prelude: string[], statement: CompiledQuery): Promise<void> {
+    if (db.isTransaction) {
+      for (const text of prelude) await db.executeQuery(CompiledQuery.raw(text))
+      await db.executeQuery(statement)
+    } else if (db instanceof Database) {
+      await db.withTransactionConnection((conn) => conn.executeQuery(statement), { prelude })
+    } else {
+      await db.transaction().execute(async (trx) => this.#write(trx, prelude, statement))
+    }
+  }
+
+  /**
+   * Checks once per handle what only the server can: the zone is known, the columns exist, and
+   * every measure is an aggregate (an aggregate over no rows still returns one row).
+   */
+  #validate(db: Kysely<any>): Promise<void> {
+    let done = this.#validated.get(db)
+    if (!done) {
+      done = this.#checkOnServer(db)
+      this.#validated.set(db, done)
+      done.catch(() => this.#validated.delete(db))
+    }
+    return done
+  }
+
+  async #checkOnServer(db: Kysely<any>): Promise<void> {
+    const p = this.#parts
+    try {
+      await sql`select now() at time zone ${p.zone}`.execute(db)
+    } catch (err) {
+      if (err instanceof DatabaseError && err.sqlState === '22023') throw new InvalidTimeZoneError(p.zone, { cause: err })
+      throw err
+    }
+    const cols = sql.join([sql.raw(`"${p.tenant}"`), sql.raw(`"${p.at}"`), ...p.groupBy.map((g) => sql.raw(`"${g}"`))])
+    try {
+      await sql`select ${cols} from ${sql.raw(p.source)} where ${p.where ? sql`(${p.where})` : sql`true`} limit 0`.execute(db)
+    } catch (err) {
+      throw new InvalidArgumentError(`MonthlyRollup: the source ${p.source} or one of its columns is not usable: ${(err as Error).message}`, { cause: err })
+    }
+    for (const m of p.measures) {
+      let rows: unknown[]
+      try {
+        rows = (await sql`select ${m.expression} as v from ${sql.raw(p.source)} where false`.execute(db)).rows
+      } catch (err) {
+        if (err instanceof DatabaseError && err.sqlState === '42803') rows = []
+        else throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not a valid expression: ${(err as Error).message}`, { cause: err })
+      }
+      if (rows.length !== 1) throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not an aggregate expression (sum(...), count(*), max(...), ...)`)
+    }
+  }
+}
+
+function isSqlFragment(value: unknown): value is RawBuilder<unknown> {
+  return value !== null && typeof value === 'object' && typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function' && typeof (value as { compile?: unknown }).compile === 'function'
+}
+
+function assertTenantId(value: unknown): string | number {
+  if ((typeof value === 'string' && value.length > 0 && value.length <= 256) || (typeof value === 'number' && Number.isSafeInteger(value))) return value
+  throw new InvalidArgumentError(`tenantId must be a non-empty string or a safe integer, got ${JSON.stringify(value)}`)
+}
+
+function aggregateName(expression: RawBuilder<unknown>, db: Kysely<any>): string {
+  return /^\s*([a-z_]+)\s*\(/i.exec(expression.compile(db).sql)?.[1]?.toLowerCase() ?? ''
+}

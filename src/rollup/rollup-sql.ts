@@ -1,0 +1,98 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { RollupTable } from './rollup-table.js'
+
+/** The validated parts a rollup's statements are built from. */
+export interface RollupParts {
+  source: string
+  target: RollupTable
+  at: string
+  tenant: string
+  groupBy: readonly string[]
+  measures: ReadonlyArray<{ name: string; expression: RawBuilder<unknown> }>
+  where?: RawBuilder<unknown>
+  zone: string
+}
+
+const id = (name: string) => sql.raw(`"${name}"`)
+
+function pieces(p: RollupParts) {
+  const groups = p.groupBy.map(id)
+  const targetColumns = sql.raw(['tenant_id', 'month', ...p.target.groupBy.map((g) => `"${g.name}"`), ...p.target.measures.map((m) => `"${m.name}"`)].join(', '))
+  const measureSelect = sql.join(p.measures.map((m) => sql`${m.expression} as ${id(m.name)}`))
+  const where = p.where ? sql`(${p.where})` : sql`true`
+  const tenantParam = (value: unknown) => sql`${value}::${sql.raw(p.target.tenantType)}`
+  return { groups, targetColumns, measureSelect, where, tenantParam }
+}
+
+/**
+ * Replaces one bucket in one statement: delete the bucket's rows, then insert it recomputed from
+ * the source's rows in `[local month start, next month start)`. The insert waits for the delete
+ * (it is gated on the delete's count), and the caller holds the bucket's advisory lock, taken in
+ * an earlier statement so this statement's snapshot sees every refresh that committed before.
+ */
+export function refreshStatement(p: RollupParts, tenantId: unknown, month: string): RawBuilder<unknown> {
+  const { groups, targetColumns, measureSelect, where, tenantParam } = pieces(p)
+  const groupList = groups.length ? sql.join(groups) : undefined
+  return sql`
+    with removed as (
+      delete from ${sql.raw(p.target.qualified)} where tenant_id = ${tenantParam(tenantId)} and month = ${month}::date
+      returning 1
+    ), fresh as (
+      select ${groupList ? sql`${groupList}, ` : sql``}${measureSelect}
+      from ${sql.raw(p.source)}
+      where ${id(p.tenant)} = ${tenantId}
+        and ${id(p.at)} >= (${month}::date::timestamp at time zone ${p.zone})
+        and ${id(p.at)} < ((${month}::date + interval '1 month')::timestamp at time zone ${p.zone})
+        and ${where}
+      ${groupList ? sql`group by ${groupList}` : sql``}
+    )
+    insert into ${sql.raw(p.target.qualified)} (${targetColumns})
+    select ${tenantParam(tenantId)}, ${month}::date, fresh.* from fresh
+    where (select count(*) from removed) >= 0`
+}
+
+/**
+ * Rebuilds every month in `[first, last]` in one statement: one range scan per local month (the
+ * source's `(tenant, at)` index serves each), grouped, replacing the range's rows. Months are
+ * generated as `timestamp` (not `timestamptz`) so `at time zone` reads them as local midnights.
+ */
+export function rebuildStatement(p: RollupParts, tenantId: unknown, first: string, last: string): RawBuilder<unknown> {
+  const { groups, targetColumns, measureSelect, where, tenantParam } = pieces(p)
+  const groupList = groups.length ? sql`, ${sql.join(groups)}` : sql``
+  return sql`
+    with months as (
+      select m::date as pgscale_month,
+        (m at time zone ${p.zone}) as pgscale_lo,
+        ((m + interval '1 month') at time zone ${p.zone}) as pgscale_hi
+      from generate_series(${first}::date::timestamp, ${last}::date::timestamp, interval '1 month') as g(m)
+    ), removed as (
+      delete from ${sql.raw(p.target.qualified)}
+      where tenant_id = ${tenantParam(tenantId)} and month >= ${first}::date and month <= ${last}::date
+      returning 1
+    ), fresh as (
+      select months.pgscale_month${groupList}, ${measureSelect}
+      from months join ${sql.raw(p.source)} as pgscale_source
+        on pgscale_source.${id(p.tenant)} = ${tenantId}
+        and pgscale_source.${id(p.at)} >= months.pgscale_lo
+        and pgscale_source.${id(p.at)} < months.pgscale_hi
+      where ${where}
+      group by months.pgscale_month${groupList}
+    )
+    insert into ${sql.raw(p.target.qualified)} (${targetColumns})
+    select ${tenantParam(tenantId)}, fresh.* from fresh
+    where (select count(*) from removed) >= 0`
+}
+
+/** The bare aggregate of one bucket, without lock or write: what a refresh is compared with. */
+export function bucketAggregate(p: RollupParts, tenantId: unknown, month: string): RawBuilder<unknown> {
+  const { groups, measureSelect, where } = pieces(p)
+  const groupList = groups.length ? sql.join(groups) : undefined
+  return sql`
+    select ${groupList ? sql`${groupList}, ` : sql``}${measureSelect}
+    from ${sql.raw(p.source)}
+    where ${id(p.tenant)} = ${tenantId}
+      and ${id(p.at)} >= (${month}::date::timestamp at time zone ${p.zone})
+      and ${id(p.at)} < ((${month}::date + interval '1 month')::timestamp at time zone ${p.zone})
+      and ${where}
+    ${groupList ? sql`group by ${groupList}` : sql``}`
+}
