@@ -53,18 +53,25 @@ export function* generateExpenses(spec: ExpensesSpec): Generator<ExpenseRow> {
   }
 }
 
-/** DDL of the expenses table the benches and tests use, with its `(tenant_id, paid_at)` index. */
-export const EXPENSES_DDL = `
-  create table if not exists expenses (
-    id bigserial,
-    tenant_id bigint not null,
-    paid_at timestamptz not null,
-    category varchar(64),
-    amount numeric(12,2) not null,
-    status text not null,
-    primary key (tenant_id, id)
-  );
-  create index if not exists expenses_tenant_paid_at on expenses (tenant_id, paid_at)`
+/**
+ * DDL of the expenses table the benches and tests use (`table` may be schema-qualified). The
+ * `(tenant_id, paid_at)` index is separate, so a bulk load can build it afterwards.
+ */
+export function expensesDdl(table = 'expenses'): { table: string; index: string } {
+  const indexName = `${table.split('.').pop()}_tenant_paid_at`
+  return {
+    table: `create table if not exists ${table} (
+      id bigserial,
+      tenant_id bigint not null,
+      paid_at timestamptz not null,
+      category varchar(64),
+      amount numeric(12,2) not null,
+      status text not null,
+      primary key (tenant_id, id)
+    )`,
+    index: `create index if not exists ${indexName} on ${table} (tenant_id, paid_at)`,
+  }
+}
 
 /** Encodes expenses as COPY text lines: `tenant_id, paid_at, category, amount, status`. */
 export function* expensesCopyText(rows: Iterable<ExpenseRow>, linesPerChunk = 5000): Generator<Buffer> {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { MonthlyRollup, rollupTable, type Database } from '../../src/index.js'
-import { EXPENSES_DDL, expensesCopyText, generateExpenses, type ExpensesSpec } from '../../bench/synthetic/expenses.js'
+import { expensesCopyText, expensesDdl, generateExpenses, type ExpensesSpec } from '../../bench/synthetic/expenses.js'
 
 /** The issue's example rollup over `expenses`, in a given zone. */
 export function expensesRollup(zone = 'America/Mexico_City', table = 'expenses_monthly') {
@@ -24,7 +24,9 @@ export function expensesRollup(zone = 'America/Mexico_City', table = 'expenses_m
 
 /** Creates `expenses` (with its `(tenant_id, paid_at)` index) and loads seeded rows. */
 export async function seedExpenses(db: Database, spec: ExpensesSpec): Promise<void> {
-  for (const statement of EXPENSES_DDL.split(';')) await sql.raw(statement).execute(db)
+  const ddl = expensesDdl()
+  await sql.raw(ddl.table).execute(db)
+  await sql.raw(ddl.index).execute(db)
   await db.copyFrom('copy expenses (tenant_id, paid_at, category, amount, status) from stdin', expensesCopyText(generateExpenses(spec)))
   await sql`analyze expenses`.execute(db)
 }

@@ -48,5 +48,4 @@ describe('bad input: a typed PgScaleError, nothing written', () => {
     expect(err).toBeInstanceOf(errorClass)
     expect(await rollupSnapshot(t.db)).toBe(before)
   })
-
 })

@@ -1,0 +1,77 @@
+import { writeFileSync } from 'node:fs'
+import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgument, Option } from 'commander'
+import { PgScaleError, provision, PROVIDERS, redactUrl, type ProvisionedDatabase, type ProviderName } from '../src/index.js'
+
+/** Options every bench CLI shares. */
+export interface CommonOptions {
+  pg?: string
+  db: ProviderName | 'auto'
+  json?: string
+  keep?: boolean
+}
+
+/** Adds `--pg`, `--db`, `--json` and `--keep` to a command. */
+export function addCommonOptions(command: Command): Command {
+  return command
+    .option('--pg <url>', 'PostgreSQL URL (PostgreSQL >= 15 with pgvector >= 0.8); implies --db url')
+    .addOption(new Option('--db <provider>', 'where to run: auto tries url → local → container → embedded').choices([...PROVIDERS]).default('auto'))
+    .option('--json <file>', 'also write the report as JSON to FILE ("-" for stdout, which silences the human report)')
+    .option('--keep', 'keep the data the bench created (default: drop it)', false)
+}
+
+/** A commander parser for positive integers, with a one-line error. */
+export function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > max) {
+      throw new CommanderInvalidArgument(`${name} must be an integer from 1 to ${max.toLocaleString('en-US')}`)
+    }
+    return n
+  }
+}
+
+/** Provisions the database the options ask for and says where it ran (stderr). */
+export async function provisionFor(options: CommonOptions, log: (line: string) => void): Promise<ProvisionedDatabase> {
+  const provider = options.pg ? 'url' : options.db
+  const provisioned = await provision({ provider, url: options.pg })
+  const { info } = provisioned
+  for (const s of info.skipped) log(`skipped ${s.provider}: ${s.reason}`)
+  log(`running on ${info.provider}${provisioned.url ? ` (${redactUrl(provisioned.url)})` : ''}: PostgreSQL ${info.serverVersion}, pgvector ${info.pgvectorVersion}`)
+  return provisioned
+}
+
+/** Writes the JSON report where `--json` says. */
+export function writeJson(target: string | undefined, report: unknown): void {
+  if (!target) return
+  const text = JSON.stringify(report, null, 2) + '\n'
+  if (target === '-') process.stdout.write(text)
+  else writeFileSync(target, text)
+}
+
+/**
+ * Runs a CLI's main function: a usage error or a PgScaleError prints one line and exits non-zero,
+ * without a stack trace; Ctrl-C runs `onInterrupt` (cleanup) and exits 130.
+ */
+export async function runCli(program: Command, argv: readonly string[], main: (onInterrupt: (cleanup: () => Promise<void>) => void) => Promise<void>): Promise<number> {
+  program.exitOverride()
+  program.configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error:') ? `${program.name()}: ${text}` : text) })
+  let cleanup: (() => Promise<void>) | undefined
+  const onSignal = () => {
+    process.stderr.write(`\n${program.name()}: interrupted, cleaning up\n`)
+    void (cleanup?.() ?? Promise.resolve()).finally(() => process.exit(130))
+  }
+  try {
+    await program.parseAsync(argv as string[], { from: 'user' })
+    process.once('SIGINT', onSignal)
+    await main((fn) => (cleanup = fn))
+    return 0
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2
+    const message = err instanceof PgScaleError ? err.message : err instanceof Error ? err.message : String(err)
+    process.stderr.write(`${program.name()}: ${message}\n`)
+    if (process.env.PGSCALE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`)
+    return 1
+  } finally {
+    process.off('SIGINT', onSignal)
+  }
+}

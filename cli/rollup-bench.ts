@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+import { Command } from 'commander'
+import { renderRollupReport } from '../bench/rollup/render-rollup-report.js'
+import { runRollupBench } from '../bench/rollup/run-rollup-bench.js'
+import { assertTimeZone } from '../src/rollup/local-month.js'
+import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+
+interface RollupBenchCli extends CommonOptions {
+  rows: number
+  months: number
+  tenants: number
+  bigTenantRows: number
+  zone: string
+  reps: number
+  seed: string
+}
+
+/** Builds the `rollup-bench` command (commander wiring only; the work is in bench/rollup). */
+export function rollupBenchCommand(): Command {
+  return addCommonOptions(
+    new Command('rollup-bench')
+      .description('Seed a skewed expenses table and measure a MonthlyRollup against the source: dashboard reads, refresh, rebuild, sizes.')
+      .option('--rows <n>', 'expense rows in all', positiveInt('--rows', 100_000_000), 3_000_000)
+      .option('--months <n>', 'months of history', positiveInt('--months', 1200), 36)
+      .option('--tenants <n>', 'tenants (tenant 1 is the big one)', positiveInt('--tenants', 10_000_000), 1000)
+      .option('--big-tenant-rows <n>', "the big tenant's rows", positiveInt('--big-tenant-rows', 100_000_000), 990_000)
+      .option('--zone <iana>', 'time zone of the local months', 'America/Mexico_City')
+      .option('--reps <n>', 'repetitions per measurement', positiveInt('--reps', 10_000), 30)
+      .option('--seed <s>', 'data seed: same seed, same rows', '42'),
+  )
+}
+
+/**
+ * Runs `rollup-bench` with `argv` (without `node` and the script); resolves to the exit code.
+ *
+ * ### Examples
+ * ```ts
+ * await rollupBench(['--rows', '100000', '--json', 'out.json'])
+ * ```
+ */
+export async function rollupBench(argv: readonly string[]): Promise<number> {
+  const program = rollupBenchCommand()
+  return runCli(program, argv, async (onInterrupt) => {
+    const o = program.opts<RollupBenchCli>()
+    assertTimeZone(o.zone)
+    if (o.bigTenantRows > o.rows) throw new Error(`--big-tenant-rows (${o.bigTenantRows}) is more than --rows (${o.rows})`)
+    const quiet = o.json === '-'
+    const log = (line: string) => process.stderr.write(`[rollup-bench] ${line}\n`)
+    const provisioned = await provisionFor(o, log)
+    onInterrupt(() => provisioned.stop())
+    try {
+      if (provisioned.info.provider === 'embedded' && o.rows > 500_000) log('note: PGlite keeps the data in memory and runs about 3-4× slower than native PostgreSQL; consider --rows 300000 or --db local')
+      const report = await runRollupBench(provisioned, { ...o, keep: Boolean(o.keep), showProgress: Boolean(process.stderr.isTTY) && !quiet }, log)
+      if (!quiet) console.log(renderRollupReport(report))
+      writeJson(o.json, report)
+    } finally {
+      await provisioned.stop()
+    }
+  })
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/rollup-bench')) {
+  process.exitCode = await rollupBench(process.argv.slice(2))
+}
