@@ -70,7 +70,7 @@ export async function runCli(program: Command, argv: readonly string[], main: (o
     const message = err instanceof PgScaleError ? err.message : err instanceof Error ? err.message : String(err)
     process.stderr.write(`${program.name()}: ${message}\n`)
     if (process.env.PGSCALE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`)
-    return 1
+    return (err as { exitCode?: number }).exitCode ?? 1
   } finally {
     process.off('SIGINT', onSignal)
   }

@@ -25,6 +25,8 @@ export interface CorpusSpec {
   topicsPerTenant?: number
   /** Noise added to a topic centroid (relative length of a random unit vector). Default 0.75. */
   noise?: number
+  /** Prefix of document ids after the tenant (`t1/doc-0`). Default `doc`. */
+  documentPrefix?: string
 }
 
 const WORDS = ['invoice', 'contract', 'payment', 'renewal', 'clause', 'delivery', 'refund', 'audit', 'policy', 'shipment', 'warranty', 'license']
@@ -72,7 +74,7 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
       const word = WORDS[(topic * 7 + chunkIndex) % WORDS.length]!
       yield {
         tenantId: tenant.id,
-        documentId: `${tenant.id}/doc-${Math.floor(i / perDoc)}`,
+        documentId: `${tenant.id}/${spec.documentPrefix ?? 'doc'}-${Math.floor(i / perDoc)}`,
         chunkIndex,
         content: `${word} ${WORDS[random.int(WORDS.length)]} note ${i} of ${tenant.id} about topic ${topic}`,
         metadata: { topic, kind: word },

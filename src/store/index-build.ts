@@ -87,11 +87,11 @@ function memoryAtLeast(bytes: number): string {
  */
 export async function buildIndex(
   db: Database,
-  index: { name: string; qualifiedTable: string; ddl: string },
+  index: { schema?: string; name: string; qualifiedTable: string; ddl: string },
   settings: Record<string, string | number>,
   options: IndexBuildOptions,
 ): Promise<IndexBuildResult> {
-  const exists = await indexBytes(db, index.name)
+  const exists = await indexBytes(db, index.schema, index.name)
   if (exists !== undefined) return { index: index.name, built: false, seconds: 0, bytes: exists, warnings: [] }
   const started = performance.now()
   const stopPolling = options.onProgress && db.capabilities.concurrentConnections
@@ -107,7 +107,7 @@ export async function buildIndex(
     await stopPolling?.()
   }
   const seconds = (performance.now() - started) / 1000
-  const bytes = (await indexBytes(db, index.name)) ?? 0
+  const bytes = (await indexBytes(db, index.schema, index.name)) ?? 0
   const warnings: string[] = []
   const { rows } = await sql<{ mwm: string }>`select current_setting('maintenance_work_mem') as mwm`.execute(db)
   const mwm = typeof settings.maintenance_work_mem === 'string' ? settings.maintenance_work_mem : (rows[0]?.mwm ?? '')
@@ -123,12 +123,11 @@ export async function buildIndex(
   return { index: index.name, built: true, seconds, bytes, warnings }
 }
 
-/** The size of an index in bytes, or undefined when it does not exist. */
-export async function indexBytes(db: Database, name: string): Promise<number | undefined> {
-  const { rows } = await sql<{ bytes: string }>`
-    select pg_relation_size(c.oid)::text as bytes from pg_class c
-    where c.relname = ${name} and c.relkind = 'i' and pg_table_is_visible(c.oid)`.execute(db)
-  return rows[0] ? Number(rows[0].bytes) : undefined
+/** The size of an index in bytes, or undefined when it does not exist. `schema` defaults to the search path. */
+export async function indexBytes(db: Database, schema: string | undefined, name: string): Promise<number | undefined> {
+  const qualified = schema ? `"${schema}"."${name}"` : `"${name}"`
+  const { rows } = await sql<{ bytes: string | null }>`select pg_relation_size(to_regclass(${qualified}))::text as bytes`.execute(db)
+  return rows[0]?.bytes == null ? undefined : Number(rows[0].bytes)
 }
 
 function pollProgress(db: Database, qualifiedTable: string, started: number, report: (p: IndexBuildProgress) => void): () => Promise<void> {

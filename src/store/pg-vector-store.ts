@@ -249,7 +249,7 @@ export class PgVectorStore {
     const ddl =
       `create index if not exists "${name}" on ${this.config.qualified} ` +
       `using hnsw (embedding ${this.config.opclass}) with (m = ${m}, ef_construction = ${efConstruction})`
-    return buildIndex(this.#db, { name, qualifiedTable: this.config.qualified, ddl }, settings, options)
+    return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl }, settings, options)
   }
 
   /**
@@ -269,7 +269,7 @@ export class PgVectorStore {
     const { rows } = await sql<{ ddl: string }>`
       select format('create index if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s) where tenant_id = %L',
         ${name}::text, ${this.config.qualified}::text, ${this.config.opclass}::text, ${m}::int, ${efConstruction}::int, ${tenantId}::text) as ddl`.execute(this.#db)
-    return buildIndex(this.#db, { name, qualifiedTable: this.config.qualified, ddl: rows[0]!.ddl }, settings, options)
+    return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl: rows[0]!.ddl }, settings, options)
   }
 
   /**
@@ -314,7 +314,7 @@ export class PgVectorStore {
     // 2. Planner: while a shared index exists, the tenants it would still serve (largest first).
     const sharedName = storeIndexNames(this.config.table).sharedHnsw
     let sharedIndex: OptimizeResult['sharedIndex'] = null
-    const sharedBytes = await indexBytes(this.#db, sharedName)
+    const sharedBytes = await indexBytes(this.#db, this.config.schema, sharedName)
     if (sharedBytes !== undefined) {
       let servedBy: { tenantId: string; rows: number } | undefined
       for (const { tenant_id: tenantId, rows } of sizes) {

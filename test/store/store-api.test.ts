@@ -143,6 +143,22 @@ describe('hybridSearch', () => {
   })
 })
 
+describe('a schema-qualified table', () => {
+  it('works end to end outside the search path: indexes found, sized, not rebuilt', async () => {
+    await sql`create schema if not exists rag`.execute(t.db)
+    const store = await PgVectorStore.open(t.db, { table: 'rag.chunks', dimensions: DIM })
+    await store.bulkIngest(Array.from({ length: 40 }, (_, i) => ({ tenantId: `t${i % 2}`, documentId: `d${i}`, chunkIndex: 0, content: `c${i}`, embedding: vec(i) })))
+    const first = await store.createIndex()
+    expect(first).toMatchObject({ built: true, index: 'chunks_embedding_hnsw' })
+    expect(first.bytes).toBeGreaterThan(0)
+    expect(await store.createIndex()).toMatchObject({ built: false, bytes: first.bytes })
+    const report = await store.optimize({ ownIndexAbove: 10 })
+    expect(report.built.map((b) => b.tenantId).sort()).toEqual(['t0', 't1'])
+    expect(report.sharedIndex).toMatchObject({ name: 'chunks_embedding_hnsw', bytes: first.bytes })
+    expect((await store.forTenant('t1').search(vec(1), { k: 3 })).map((r) => r.documentId)).toContain('d1')
+  })
+})
+
 describe('stats', () => {
   it('counts rows and tenants and sizes heap, TOAST and each index', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'stats_chunks', dimensions: DIM })

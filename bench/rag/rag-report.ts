@@ -1,0 +1,50 @@
+import type { ReportHeader } from '../report/header.js'
+import type { Percentiles } from '../report/stats.js'
+import type { PlanKind } from './plan-kind.js'
+
+/** The phases of rag-bench, in the order they run. */
+export const PHASES = ['ingest', 'index', 'ingest-indexed', 'search', 'hybrid', 'writes', 'findings'] as const
+export type Phase = (typeof PHASES)[number]
+
+/** Index strategies: one shared HNSW index with iterative scans, or the store's tenant tiers. */
+export type Strategy = 'shared' | 'tiered'
+
+/** Tenant-size classes the search phase measures separately. */
+export type TenantClass = 'small' | 'medium' | 'large'
+
+/** One measured search configuration. */
+export interface SearchRow {
+  strategy: Strategy
+  tenantClass: TenantClass
+  /** The class's chunk range among the sampled tenants. */
+  tenantChunks: { min: number; max: number }
+  efSearch: number
+  iterativeScan: 'relaxed' | 'off'
+  recallAt10: number
+  latencyMs: Percentiles
+  /** The plans the planner chose for the sampled tenants. */
+  plans: PlanKind[]
+  /** Queries that returned fewer than min(k, tenant chunks) rows (measured without the exact fallback). */
+  shortResults: number
+  queries: number
+}
+
+/**
+ * Everything `rag-bench --json` writes; the keys are stable (documented in docs/rag-bench.md).
+ * Phases that did not run are absent.
+ */
+export interface RagBenchReport extends ReportHeader {
+  tenants: { count: number; chunks: number; largest: number; smallest: number; classes: Record<TenantClass, number> }
+  ingest?: { chunks: number; seconds: number; chunksPerSecond: number }
+  index?: {
+    shared?: { seconds: number; bytes: number }
+    tiered?: { seconds: number; tenantIndexes: number; bytes: number; notes: string[] }
+    sizes: { heap: number; toast: number; sharedHnsw: number; tenantHnsw: number; btree: number; gin: number; total: number }
+  }
+  ingestIndexed?: { chunks: number; seconds: number; chunksPerSecond: number; ratioToUnindexed: number | null; indexes: string[] }
+  search?: { k: number; rows: SearchRow[] }
+  hybrid?: { vectorMs: Percentiles; hybridMs: Percentiles; queries: number }
+  writes?: { writers: number; replaceDocumentMs: Percentiles; deleteDocumentMs: Percentiles; deletePlan: string[]; operations: number }
+  findings?: string[]
+  process: { peakRssMB: number; seconds: number }
+}

@@ -1,0 +1,51 @@
+import { renderHeader } from '../report/header.js'
+import { fmt } from '../report/stats.js'
+import { renderTable } from '../report/table.js'
+import type { RagBenchReport } from './rag-report.js'
+
+const mb = (b: number) => fmt(b / 2 ** 20)
+
+/** The human report of rag-bench: header, one table per phase, findings. */
+export function renderRagReport(r: RagBenchReport): string {
+  const out: string[] = [renderHeader(r), '']
+  const c = r.tenants.classes
+  out.push(`tenants: ${r.tenants.count.toLocaleString('en-US')} (${r.tenants.largest.toLocaleString('en-US')} … ${r.tenants.smallest.toLocaleString('en-US')} chunks; small ${c.small}, medium ${c.medium}, large ${c.large}), ${r.tenants.chunks.toLocaleString('en-US')} chunks`, '')
+  if (r.ingest || r.index || r.ingestIndexed) {
+    const rows: string[][] = []
+    if (r.ingest) rows.push(['1. ingest, no ANN index (bulkIngest, binary COPY)', `${fmt(r.ingest.chunksPerSecond)} chunks/s`, `${fmt(r.ingest.seconds)} s`])
+    if (r.index?.shared) rows.push(['2. shared HNSW build', `${mb(r.index.shared.bytes)} MB`, `${fmt(r.index.shared.seconds)} s`])
+    if (r.index?.tiered) rows.push([`2. tenant HNSW indexes (optimize: ${r.index.tiered.tenantIndexes})`, `${mb(r.index.tiered.bytes)} MB`, `${fmt(r.index.tiered.seconds)} s`])
+    if (r.ingestIndexed) {
+      rows.push([`3. ingest through ${r.ingestIndexed.indexes.length} HNSW index(es)`, `${fmt(r.ingestIndexed.chunksPerSecond)} chunks/s`, r.ingestIndexed.ratioToUnindexed === null ? '' : `${fmt(r.ingestIndexed.ratioToUnindexed)}× slower`])
+    }
+    out.push(renderTable(['phase', 'rate / size', 'time'], rows), '')
+  }
+  if (r.index) {
+    const s = r.index.sizes
+    out.push(renderTable(['size (MB)', 'heap', 'TOAST', 'shared HNSW', 'tenant HNSW', 'btree (pk)', 'GIN', 'total'], [[
+      '', mb(s.heap), mb(s.toast), mb(s.sharedHnsw), mb(s.tenantHnsw), mb(s.btree), mb(s.gin), mb(s.total),
+    ]]), '')
+  }
+  if (r.search) {
+    out.push(renderTable(['4. search k=10', 'class', 'chunks', 'ef', 'iterative', 'recall@10', 'p50 ms', 'p95 ms', 'p99 ms', '< k', 'plan'],
+      r.search.rows.map((x) => [
+        x.strategy, x.tenantClass, `${x.tenantChunks.min}-${x.tenantChunks.max}`, String(x.efSearch), x.iterativeScan,
+        x.recallAt10.toFixed(3), fmt(x.latencyMs.p50), fmt(x.latencyMs.p95), fmt(x.latencyMs.p99), `${x.shortResults}/${x.queries}`, x.plans.join(' / '),
+      ])), '')
+  }
+  if (r.hybrid) {
+    out.push(renderTable(['5. hybrid', 'p50 ms', 'p95 ms'], [
+      ['vector only (search)', fmt(r.hybrid.vectorMs.p50), fmt(r.hybrid.vectorMs.p95)],
+      ['hybrid (vector ⊕ full text, RRF)', fmt(r.hybrid.hybridMs.p50), fmt(r.hybrid.hybridMs.p95)],
+    ]), '')
+  }
+  if (r.writes) {
+    out.push(renderTable([`6. writes (${r.writes.writers} writers)`, 'p50 ms', 'p95 ms', 'index'], [
+      ['replaceDocument (20 chunks)', fmt(r.writes.replaceDocumentMs.p50), fmt(r.writes.replaceDocumentMs.p95), 'primary key'],
+      ['deleteDocument', fmt(r.writes.deleteDocumentMs.p50), fmt(r.writes.deleteDocumentMs.p95), r.writes.deletePlan.join(', ')],
+    ]), '')
+  }
+  if (r.findings?.length) out.push('7. findings', ...r.findings.map((f) => `  - ${f}`), '')
+  out.push(`process: peak RSS ${r.process.peakRssMB} MB, ${fmt(r.process.seconds)} s in all`)
+  return out.join('\n')
+}

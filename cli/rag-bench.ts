@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+import { writeFileSync } from 'node:fs'
+import { Command } from 'commander'
+import { resolveRagBenchConfig, RagBenchOptionError, type RagBenchCliOptions } from '../bench/rag/rag-bench-config.js'
+import { PHASES } from '../bench/rag/rag-report.js'
+import { renderRagReport } from '../bench/rag/render-rag-report.js'
+import { runRagBench } from '../bench/rag/run-rag-bench.js'
+import { recallLatencySvg } from '../bench/rag/svg-plot.js'
+import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+
+/** Builds the `rag-bench` command (commander wiring only; the work is in bench/rag). */
+export function ragBenchCommand(): Command {
+  return addCommonOptions(
+    new Command('rag-bench')
+      .description('Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes.')
+      .option('--chunks <n>', 'chunks in all (default 20000; a --tenant-mix with sizes sets it)')
+      .option('--tenants <n>', 'tenants of equal size (default 20)')
+      .option('--tenant-mix <mix>', 'tenant sizes: NxSIZE groups joined by "+" (4x25000, 1000x300) or zipf:TENANTS[:EXPONENT]')
+      .option('--dim <n>', 'embedding dimensions (HNSW allows up to 2000)', '384')
+      .option('--chunks-per-doc <n>', 'chunks per document', '20')
+      .option('--writers <n>', 'documents written at once in the writes phase', '8')
+      .option('--topics <kind>', 'shared: tenants draw from the same topics (realistic, hard); per-tenant', 'shared')
+      .option('--index <strategy>', 'shared: one HNSW index + iterative scan; tiered: optimize() tenant tiers; both: compared', 'both')
+      .option('--m <n>', 'HNSW m', '16')
+      .option('--ef-construction <n>', 'HNSW ef_construction', '64')
+      .option('--ef-search <list>', 'hnsw.ef_search values to measure', '40,100,200')
+      .option('--queries <n>', 'search queries per tenant class', '200')
+      .option('--seed <s>', 'data seed: same seed, same data', '42')
+      .option('--phases <list>', `phases to run (${PHASES.join(',')})`)
+      .option('--plot <file>', 'write a recall-vs-latency chart as SVG'),
+  )
+}
+
+/**
+ * Runs `rag-bench` with `argv` (without `node` and the script); resolves to the exit code.
+ *
+ * ### Examples
+ * ```ts
+ * await ragBench(['--chunks', '2000', '--json', '-'])
+ * ```
+ */
+export async function ragBench(argv: readonly string[]): Promise<number> {
+  const program = ragBenchCommand()
+  return runCli(program, argv, async (onInterrupt) => {
+    const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string }>()
+    const quiet = o.json === '-'
+    let config
+    try {
+      config = resolveRagBenchConfig(o, Boolean(process.stderr.isTTY) && !quiet)
+    } catch (err) {
+      if (err instanceof RagBenchOptionError) throw Object.assign(err, { exitCode: 2 })
+      throw err
+    }
+    const log = (line: string) => process.stderr.write(`[rag-bench] ${line}\n`)
+    const provisioned = await provisionFor(o, log)
+    onInterrupt(async () => {
+      if (!config.keep) {
+        const { sql } = await import('kysely')
+        await sql.raw('drop schema if exists pgscale_rag_bench cascade').execute(provisioned.db).catch(() => {})
+      }
+      await provisioned.stop()
+    })
+    try {
+      if (provisioned.info.provider === 'embedded' && config.chunks > 50_000) log('note: PGlite is about 3-4× slower than native PostgreSQL and keeps the data in memory; use --db local or --pg for large runs')
+      const report = await runRagBench(provisioned, config, log)
+      if (!quiet) console.log(renderRagReport(report))
+      writeJson(o.json, report)
+      if (o.plot && report.search) writeFileSync(o.plot, recallLatencySvg(report.search.rows))
+    } finally {
+      await provisioned.stop()
+    }
+  })
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/rag-bench')) {
+  process.exitCode = await ragBench(process.argv.slice(2))
+}
