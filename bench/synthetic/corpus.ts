@@ -23,37 +23,65 @@ export interface CorpusSpec {
   sharedTopics?: number
   /** Topics each tenant uses. Default 8. */
   topicsPerTenant?: number
-  /** Noise added to a topic centroid (relative length of a random unit vector). Default 0.75. */
+  /**
+   * How far documents spread from their topic's centroid, within the topic's subspace. Default 0.75.
+   * Chunks spread a third of that around their document, plus a little isotropic noise.
+   */
   noise?: number
+  /** Directions a topic varies along (its intrinsic dimension). Default 12. */
+  topicRank?: number
   /** Prefix of document ids after the tenant (`t1/doc-0`). Default `doc`. */
   documentPrefix?: string
 }
 
 const WORDS = ['invoice', 'contract', 'payment', 'renewal', 'clause', 'delivery', 'refund', 'audit', 'policy', 'shipment', 'warranty', 'license']
 
-function topicPool(spec: CorpusSpec): Float32Array[] {
-  const random = seededRandom(`${spec.seed}:topics`)
-  return Array.from({ length: spec.sharedTopics ?? 32 }, () => randomUnitVector(random, spec.dim))
+/**
+ * A topic: a centroid and a few directions it varies along. Real text embeddings have a low
+ * intrinsic dimension — documents about invoices differ from each other in a handful of ways,
+ * not in all 384 — so points spread in the topic's subspace, not isotropically (isotropic noise in
+ * 384 dimensions is uniform-random data, HNSW's worst case, which no corpus looks like).
+ */
+interface Topic {
+  centroid: Float32Array
+  basis: Float32Array[]
 }
 
-function tenantTopics(spec: CorpusSpec, tenant: string, pool: Float32Array[]): Float32Array[] {
+function makeTopic(random: Random, dim: number, rank: number): Topic {
+  return { centroid: randomUnitVector(random, dim), basis: Array.from({ length: rank }, () => randomUnitVector(random, dim)) }
+}
+
+function topicPool(spec: CorpusSpec): Topic[] {
+  const random = seededRandom(`${spec.seed}:topics`)
+  return Array.from({ length: spec.sharedTopics ?? 32 }, () => makeTopic(random, spec.dim, spec.topicRank ?? 12))
+}
+
+function tenantTopics(spec: CorpusSpec, tenant: string, pool: Topic[]): Topic[] {
   const random = seededRandom(`${spec.seed}:tenant-topics:${tenant}`)
   const n = spec.topicsPerTenant ?? 8
-  if ((spec.topics ?? 'shared') === 'per-tenant') return Array.from({ length: n }, () => randomUnitVector(random, spec.dim))
+  if ((spec.topics ?? 'shared') === 'per-tenant') return Array.from({ length: n }, () => makeTopic(random, spec.dim, spec.topicRank ?? 12))
   return Array.from({ length: n }, () => pool[random.int(pool.length)]!)
 }
 
-function nearTopic(random: Random, topic: Float32Array, noise: number): Float32Array {
-  const jitter = randomUnitVector(random, topic.length)
-  const v = new Float32Array(topic.length)
-  for (let i = 0; i < v.length; i++) v[i] = topic[i]! + noise * jitter[i]!
+/** `center` moved by `spread` within the topic's subspace, plus `isotropic` noise, normalised. */
+function around(random: Random, center: Float32Array, topic: Topic, spread: number, isotropic: number): Float32Array {
+  const v = Float32Array.from(center)
+  const scale = spread / Math.sqrt(topic.basis.length)
+  for (const direction of topic.basis) {
+    const a = random.gaussian() * scale
+    for (let i = 0; i < v.length; i++) v[i]! += a * direction[i]!
+  }
+  if (isotropic > 0) {
+    const jitter = randomUnitVector(random, v.length)
+    for (let i = 0; i < v.length; i++) v[i]! += isotropic * jitter[i]!
+  }
   return normalize(v)
 }
 
 /**
- * Streams a seeded corpus: clustered, normalised embeddings (a few topic centroids per tenant plus
- * noise — uniform random vectors are HNSW's worst case and no corpus looks like that). Same spec,
- * same rows, in the same order; nothing is held in memory but the topic centroids.
+ * Streams a seeded corpus: clustered, normalised embeddings — a few topics per tenant (centroid +
+ * subspace), documents spread within a topic, chunks near their document. Same spec, same rows, in
+ * the same order; nothing is held in memory but the topics.
  *
  * ### Examples
  * ```ts
@@ -68,9 +96,13 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
     const topics = tenantTopics(spec, tenant.id, pool)
     const random = seededRandom(`${spec.seed}:chunks:${tenant.id}`)
     let topic = 0
+    let document = topics[0]!.centroid
     for (let i = 0; i < tenant.chunks; i++) {
       const chunkIndex = i % perDoc
-      if (chunkIndex === 0) topic = random.int(topics.length)
+      if (chunkIndex === 0) {
+        topic = random.int(topics.length)
+        document = around(random, topics[topic]!.centroid, topics[topic]!, noise, 0)
+      }
       const word = WORDS[(topic * 7 + chunkIndex) % WORDS.length]!
       yield {
         tenantId: tenant.id,
@@ -78,7 +110,7 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
         chunkIndex,
         content: `${word} ${WORDS[random.int(WORDS.length)]} note ${i} of ${tenant.id} about topic ${topic}`,
         metadata: { topic, kind: word },
-        embedding: nearTopic(random, topics[topic]!, noise),
+        embedding: around(random, document, topics[topic]!, noise / 3, 0.05),
       }
     }
   }
@@ -95,5 +127,8 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
 export function queryVectors(spec: CorpusSpec, tenant: string, count: number): Float32Array[] {
   const topics = tenantTopics(spec, tenant, topicPool(spec))
   const random = seededRandom(`${spec.seed}:queries:${tenant}`)
-  return Array.from({ length: count }, () => nearTopic(random, topics[random.int(topics.length)]!, spec.noise ?? 0.75))
+  return Array.from({ length: count }, () => {
+    const topic = topics[random.int(topics.length)]!
+    return around(random, topic.centroid, topic, spec.noise ?? 0.75, 0.05)
+  })
 }
