@@ -1,0 +1,104 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { ragBench } from '../../cli/rag-bench.js'
+import { rollupBench } from '../../cli/rollup-bench.js'
+import { useTestDatabase } from '../support/test-database.js'
+
+/** The CLIs run in-process on small sizes against the test database; their JSON is checked key by key. */
+const t = useTestDatabase()
+const dir = mkdtempSync(join(tmpdir(), 'pgscale-cli-'))
+let stderr: string[]
+let stdout: string[]
+
+beforeEach(() => {
+  stderr = []
+  stdout = []
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (stderr.push(String(chunk)), true))
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (stdout.push(String(chunk)), true))
+  vi.spyOn(console, 'log').mockImplementation((...args) => void stdout.push(args.join(' ')))
+})
+afterEach(() => vi.restoreAllMocks())
+
+const where = () => (t.url ? ['--pg', t.url] : ['--db', 'embedded'])
+
+describe('rag-bench', () => {
+  it('runs every phase on a small mix and writes every documented key', async () => {
+    const out = join(dir, 'rag.json')
+    const plot = join(dir, 'rag.svg')
+    const code = await ragBench(['--tenant-mix', '2x1200+20x30', '--dim', '16', '--queries', '12', '--ef-search', '10,40', '--writers', '2', '--json', out, '--plot', plot, ...where()])
+    expect(stderr.join('')).not.toMatch(/Error:|at .*\.ts:/)
+    expect(code).toBe(0)
+    const report = JSON.parse(readFileSync(out, 'utf8'))
+    expect(Object.keys(report).sort()).toEqual(
+      ['bench', 'findings', 'hybrid', 'index', 'ingest', 'ingestIndexed', 'machine', 'method', 'parameters', 'process', 'search', 'server', 'startedAt', 'tenants', 'writes'].sort(),
+    )
+    expect(Object.keys(report.machine).sort()).toEqual(['cores', 'cpu', 'memoryGiB', 'node', 'platform'])
+    expect(Object.keys(report.server)).toEqual(expect.arrayContaining(['provider', 'serverVersion', 'pgvectorVersion', 'settings']))
+    expect(report.tenants).toMatchObject({ count: 22, chunks: 3000, largest: 1200, smallest: 30, classes: { small: 20, medium: 2, large: 0 } })
+    expect(report.ingest).toMatchObject({ chunks: 3000 })
+    expect(Object.keys(report.index).sort()).toEqual(['shared', 'sizes', 'tiered'])
+    expect(Object.keys(report.index.sizes).sort()).toEqual(['btree', 'gin', 'heap', 'sharedHnsw', 'tenantHnsw', 'toast', 'total'])
+    expect(report.ingestIndexed.chunks).toBeGreaterThan(0)
+    // 2 strategies × 2 classes (medium, small) × 2 ef_search × 2 iterative scan settings.
+    expect(report.search.rows).toHaveLength(2 * 2 * 2 * 2)
+    for (const r of report.search.rows) {
+      expect(Object.keys(r).sort()).toEqual(['efSearch', 'iterativeScan', 'latencyMs', 'plans', 'queries', 'recallAt10', 'shortResults', 'strategy', 'tenantChunks', 'tenantClass'])
+      expect(Object.keys(r.latencyMs).sort()).toEqual(['mean', 'n', 'p50', 'p95', 'p99'])
+      expect(r.recallAt10).toBeGreaterThan(0.5)
+    }
+    expect(Object.keys(report.hybrid).sort()).toEqual(['hybridMs', 'queries', 'vectorMs'])
+    expect(report.writes).toMatchObject({ writers: 2 })
+    expect(report.writes.deletePlan).toEqual(['chunks_pkey'])
+    expect(report.findings.length).toBeGreaterThan(0)
+    expect(report.process.peakRssMB).toBeGreaterThan(0)
+    expect(readFileSync(plot, 'utf8')).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>$/)
+    expect(stdout.join('\n')).toMatch(/7\. findings/)
+  }, 300_000)
+
+  it.each([
+    [['--phases', 'ingest,teleport'], /unknown phase "teleport"/],
+    [['--chunks', '0'], /--chunks must be an integer from 1/],
+    [['--tenant-mix', '4x'], /malformed tenant mix "4x"/],
+    [['--dim', '3000'], /above pgvector's HNSW limit of 2000/],
+    [['--dim', '20000'], /--dim must be an integer from 1 to 16,000/],
+    [['--tenant-mix', '4x100', '--chunks', '500'], /adds up to 400 chunks, but --chunks is 500/],
+    [['--db', 'cloud'], /argument 'cloud' is invalid/],
+    [['--pg', 'postgres://nobody@127.0.0.1:1/none'], /could not connect to postgres:\/\/nobody@127\.0\.0\.1:1\/none/],
+  ])('bad input %j: one clear line, non-zero exit, no stack trace', async (args, message) => {
+    const code = await ragBench(args as string[])
+    expect(code).not.toBe(0)
+    const text = stderr.join('')
+    expect(text).toMatch(message)
+    expect(text).not.toMatch(/\n\s+at /)
+    expect(text.trim().split('\n').filter((l) => l.startsWith('rag-bench:') || l.includes('error'))).toHaveLength(1)
+  })
+})
+
+describe('rollup-bench', () => {
+  it('runs on a small table and writes every documented key', async () => {
+    const out = join(dir, 'rollup.json')
+    const code = await rollupBench(['--rows', '6000', '--tenants', '6', '--big-tenant-rows', '3000', '--months', '6', '--reps', '3', '--json', out, ...where()])
+    expect(stderr.join('')).not.toMatch(/Error:|at .*\.ts:/)
+    expect(code).toBe(0)
+    const report = JSON.parse(readFileSync(out, 'utf8'))
+    expect(Object.keys(report).sort()).toEqual(['anchors', 'bench', 'findings', 'machine', 'method', 'parameters', 'seeding', 'server', 'sizes', 'startedAt', 'tenants'].sort())
+    expect(report.seeding).toMatchObject({ rows: 6000 })
+    for (const tenant of [report.tenants.big, report.tenants.typical]) {
+      expect(Object.keys(tenant).sort()).toEqual(['bucketRows', 'dashboard', 'rebuild', 'refresh', 'rows', 'tenantId'])
+      expect(tenant.dashboard).toHaveLength(6)
+      expect(Object.keys(tenant.refresh).sort()).toEqual(['bareAggregateMs', 'ratio', 'refreshMs'])
+      expect(tenant.rebuild.months).toBeGreaterThanOrEqual(6)
+    }
+    expect(report.tenants.big.rows).toBe(3000)
+    expect(Object.keys(report.sizes).sort()).toEqual(['rollupBytes', 'rollupRows', 'sourceIndexesBytes', 'sourceTableBytes'])
+    expect(report.findings).toHaveLength(4)
+  }, 300_000)
+
+  it('an unknown zone is one clear line and a non-zero exit', async () => {
+    const code = await rollupBench(['--zone', 'Mars/Base', '--rows', '10'])
+    expect(code).not.toBe(0)
+    expect(stderr.join('')).toMatch(/^rollup-bench: unknown time zone "Mars\/Base"/)
+  })
+})
