@@ -12,14 +12,12 @@ import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, wr
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { Command } from 'commander'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { from as copyFrom } from 'pg-copy-streams'
 import { PgVectorStore, provision, type IngestRow, type ProviderName } from '../src/index.js'
 import { renderStatements } from '../src/store/store-sql.js'
+import { bareBinaryCopy } from './baselines/raw-copy.js'
 import { machineInfo } from './report/machine.js'
 import { fmt, median, summarize } from './report/stats.js'
 import { renderTable } from './report/table.js'
@@ -79,7 +77,7 @@ const columns = 'tenant_id, document_id, chunk_index, content, metadata, embeddi
 const truncate = () => sql`truncate bench_chunks`.execute(db)
 const methods: Record<string, () => Promise<void>> = {
   'store.bulkIngest (binary COPY)': async () => void (await store.bulkIngest(rows)),
-  'bare Node binary COPY (pg-copy-streams)': () => bareBinaryCopy(raw, rows),
+  'bare Node binary COPY (pg-copy-streams)': () => bareBinaryCopy(raw, 'bench_chunks', rows),
   'psql \\copy (text)': async () => {
     const r = spawnSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy bench_chunks (${columns}) from '${tsv}'`], { encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`)
@@ -237,32 +235,6 @@ console.log(`PLAIN is ${fmt(median(extendedMs) / median(plainMs))}× faster for 
 // ---------------------------------------------------------------------------------------------
 function escapeCopyText(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
-}
-
-/** A plain binary COPY written the obvious way: one Buffer per row. */
-async function bareBinaryCopy(client: pg.Client, input: IngestRow[]): Promise<void> {
-  function* encode() {
-    yield Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)])
-    for (const r of input) {
-      const t = Buffer.from(r.tenantId)
-      const d = Buffer.from(r.documentId)
-      const c = Buffer.from(r.content)
-      const j = Buffer.from(JSON.stringify(r.metadata ?? {}))
-      const n = r.embedding.length
-      const b = Buffer.alloc(2 + 4 + t.length + 4 + d.length + 8 + 4 + c.length + 5 + j.length + 8 + 4 * n)
-      let o = b.writeInt16BE(6, 0)
-      o = b.writeInt32BE(t.length, o); o += t.copy(b, o)
-      o = b.writeInt32BE(d.length, o); o += d.copy(b, o)
-      o = b.writeInt32BE(4, o); o = b.writeInt32BE(r.chunkIndex, o)
-      o = b.writeInt32BE(c.length, o); o += c.copy(b, o)
-      o = b.writeInt32BE(j.length + 1, o); o = b.writeInt8(1, o); o += j.copy(b, o)
-      o = b.writeInt32BE(4 + 4 * n, o); o = b.writeInt16BE(n, o); o = b.writeInt16BE(0, o)
-      for (let i = 0; i < n; i++) o = b.writeFloatBE(r.embedding[i]!, o)
-      yield b
-    }
-    yield Buffer.from([0xff, 0xff])
-  }
-  await pipeline(Readable.from(encode()), client.query(copyFrom(`copy bench_chunks (${columns}) from stdin with (format binary)`)))
 }
 
 async function multiRowInsert(client: pg.Client, input: IngestRow[]): Promise<void> {

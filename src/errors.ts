@@ -21,6 +21,7 @@ export type PgScaleErrorCode =
   | 'EXTENSION_MISSING'
   | 'SCHEMA_MISMATCH'
   | 'INDEX_BUILD_FAILED'
+  | 'PLAN_ASSERTION'
   | 'DATABASE_ERROR'
 
 /** Base class of every error pgscale throws. */
@@ -118,6 +119,13 @@ export class SchemaMismatchError extends PgScaleError {
 export class IndexBuildError extends PgScaleError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('INDEX_BUILD_FAILED', message, options)
+  }
+}
+
+/** A plan assertion failed; the message holds the statement and its plan. */
+export class PlanAssertionError extends PgScaleError {
+  constructor(message: string) {
+    super('PLAN_ASSERTION', message)
   }
 }
 

@@ -27,6 +27,7 @@ export {
   type ServerInfo,
 } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'
+export { expectPlan, noSeqScan, renderPlan, usesIndex } from './plan/assertions.js'
 export { explain, indexesUsed, planNodes, planShape, type ExplainOptions, type Plan, type PlanNode } from './plan/explain.js'
 export {
   MonthlyRollup,
@@ -69,6 +70,7 @@ export {
   InvalidIdentifierError,
   InvalidTimeZoneError,
   PgScaleError,
+  PlanAssertionError,
   ProviderUnavailableError,
   SchemaMismatchError,
   toPgScaleError,

@@ -44,7 +44,7 @@ export interface RagBenchReport extends ReportHeader {
   ingestIndexed?: { chunks: number; seconds: number; chunksPerSecond: number; ratioToUnindexed: number | null; indexes: string[] }
   search?: { k: number; rows: SearchRow[] }
   hybrid?: { vectorMs: Percentiles; hybridMs: Percentiles; queries: number }
-  writes?: { writers: number; replaceDocumentMs: Percentiles; deleteDocumentMs: Percentiles; deletePlan: string[]; operations: number }
+  writes?: { writers: number; replaceDocumentMs: Percentiles; deleteDocumentMs: Percentiles; replacesPerSecond: number; deletesPerSecond: number; deletePlan: string[]; operations: number }
   findings?: string[]
   process: { peakRssMB: number; seconds: number }
 }

@@ -40,9 +40,9 @@ export function renderRagReport(r: RagBenchReport): string {
     ]), '')
   }
   if (r.writes) {
-    out.push(renderTable([`6. writes (${r.writes.writers} writers)`, 'p50 ms', 'p95 ms', 'index'], [
-      ['replaceDocument (20 chunks)', fmt(r.writes.replaceDocumentMs.p50), fmt(r.writes.replaceDocumentMs.p95), 'primary key'],
-      ['deleteDocument', fmt(r.writes.deleteDocumentMs.p50), fmt(r.writes.deleteDocumentMs.p95), r.writes.deletePlan.join(', ')],
+    out.push(renderTable([`6. writes (${r.writes.writers} writers)`, 'p50 ms', 'p95 ms', 'per second', 'index'], [
+      ['replaceDocument (20 chunks)', fmt(r.writes.replaceDocumentMs.p50), fmt(r.writes.replaceDocumentMs.p95), fmt(r.writes.replacesPerSecond), 'primary key'],
+      ['deleteDocument', fmt(r.writes.deleteDocumentMs.p50), fmt(r.writes.deleteDocumentMs.p95), fmt(r.writes.deletesPerSecond), r.writes.deletePlan.join(', ')],
     ]), '')
   }
   if (r.findings?.length) out.push('7. findings', ...r.findings.map((f) => `  - ${f}`), '')

@@ -239,28 +239,33 @@ export async function runRagBench(provisioned: ProvisionedDatabase, c: RagBenchC
     const picks = Array.from({ length: operations }, (_, i) => docs[(i * 7919) % docs.length]!)
     const replacement = (tenant: string, i: number) =>
       queryVectors(spec, tenant, c.chunksPerDoc).map((embedding, j) => ({ content: `rewritten ${i}.${j} invoice`, embedding, metadata: { rewritten: true } }))
-    let next = 0
-    const writer = async () => {
-      while (next < picks.length) {
-        const i = next++
-        const { tenant, doc } = picks[i]!
-        const handle = store.forTenant(tenant)
-        if (i % 2 === 0) {
-          const chunks = replacement(tenant, i)
-          const t0 = performance.now()
-          await handle.replaceDocument(doc, chunks)
-          replaceMs.push(performance.now() - t0)
-        } else {
-          const t0 = performance.now()
-          await handle.deleteDocument(doc)
-          deleteMs.push(performance.now() - t0)
-        }
-      }
+    // Replaces first, then deletes, each from `writers` concurrent writers: a delete measured while
+    // replaces saturate the server would report their HNSW inserts, not its own cost.
+    const runWriters = async (operation: (i: number) => Promise<void>, count: number) => {
+      let next = 0
+      const started = performance.now()
+      await Promise.all(Array.from({ length: c.writers }, async () => {
+        while (next < count) await operation(next++)
+      }))
+      return count / ((performance.now() - started) / 1000)
     }
-    await Promise.all(Array.from({ length: c.writers }, writer))
+    const half = Math.floor(operations / 2)
+    const replacesPerSecond = await runWriters(async (i) => {
+      const { tenant, doc } = picks[i]!
+      const chunks = replacement(tenant, i)
+      const t0 = performance.now()
+      await store.forTenant(tenant).replaceDocument(doc, chunks)
+      replaceMs.push(performance.now() - t0)
+    }, half)
+    const deletesPerSecond = await runWriters(async (i) => {
+      const { tenant, doc } = picks[half + i]!
+      const t0 = performance.now()
+      await store.forTenant(tenant).deleteDocument(doc)
+      deleteMs.push(performance.now() - t0)
+    }, operations - half)
     const statements = renderStatements(store.config)
     const plan = await explain(db, statements.deleteDocument, [c.tenants[0]!.id, `${c.tenants[0]!.id}/doc-0`])
-    report.writes = { writers: c.writers, replaceDocumentMs: summarize(replaceMs), deleteDocumentMs: summarize(deleteMs), deletePlan: indexesUsed(plan), operations }
+    report.writes = { writers: c.writers, replaceDocumentMs: summarize(replaceMs), deleteDocumentMs: summarize(deleteMs), replacesPerSecond, deletesPerSecond, deletePlan: indexesUsed(plan), operations }
   }
 
   if (c.phases.has('findings')) report.findings = ragFindings(report)

@@ -27,8 +27,9 @@ export interface ExpensesSpec {
 export const CATEGORIES = ['travel', 'meals', 'software', 'hardware', 'office', 'marketing', 'training', 'legal', 'rent', 'utilities', 'insurance', 'other']
 
 /**
- * Streams seeded expenses: one big tenant and many typical ones, spread uniformly over the last
- * `months` months, 12 categories, ~5% cancelled. Same spec, same rows.
+ * Streams seeded expenses in time order, as an application inserts them: one big tenant (exactly
+ * `bigTenantRows`, spread evenly over time) and the others taking turns, uniformly over the last
+ * `months` months, 12 categories (skewed), ~5% cancelled. Same spec, same rows.
  *
  * ### Examples
  * ```ts
@@ -39,13 +40,20 @@ export function* generateExpenses(spec: ExpensesSpec): Generator<ExpenseRow> {
   const random = seededRandom(`${spec.seed}:expenses`)
   const end = (spec.end ?? new Date('2025-12-31T23:00:00Z')).getTime()
   const span = spec.months * 30.44 * 24 * 3600 * 1000
+  const start = end - span
   const others = Math.max(1, spec.tenants - 1)
+  const big = spec.tenants === 1 ? spec.rows : Math.min(spec.bigTenantRows, spec.rows)
+  let bigSoFar = 0
+  let otherSoFar = 0
   for (let i = 0; i < spec.rows; i++) {
-    const tenantId = i < spec.bigTenantRows || spec.tenants === 1 ? 1 : 2 + ((i - spec.bigTenantRows) % others)
+    // Bresenham: the big tenant gets exactly `big` of the rows, evenly spread.
+    const isBig = Math.floor(((i + 1) * big) / spec.rows) > bigSoFar
+    const tenantId = isBig ? 1 : 2 + (otherSoFar++ % others)
+    if (isBig) bigSoFar++
     const status = random.next() < 0.05 ? 'cancelled' : random.next() < 0.1 ? 'pending' : 'paid'
     yield {
       tenantId,
-      paidAt: new Date(end - Math.floor(random.next() * span)),
+      paidAt: new Date(Math.floor(start + ((i + random.next()) / spec.rows) * span)),
       category: CATEGORIES[Math.floor(random.next() ** 1.5 * CATEGORIES.length)]!,
       amount: (1 + random.next() * 999).toFixed(2),
       status,

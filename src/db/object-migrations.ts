@@ -29,8 +29,13 @@ export async function migrateObject(
   key: string,
   config: Readonly<Record<string, unknown>>,
   steps: readonly ObjectMigrationStep[],
-  compare: (recorded: Record<string, unknown>, wanted: Readonly<Record<string, unknown>>) => string | undefined = defaultCompare,
+  options: {
+    /** The relation the steps create; when it was dropped behind our back, the steps run again. */
+    relation?: string
+    compare?: (recorded: Record<string, unknown>, wanted: Readonly<Record<string, unknown>>) => string | undefined
+  } = {},
 ): Promise<{ from: number; to: number }> {
+  const compare = options.compare ?? defaultCompare
   await sql`create table if not exists ${sql.table(OBJECT_VERSION_TABLE)} (
       object text primary key,
       version integer not null,
@@ -44,7 +49,11 @@ export async function migrateObject(
     await sql`select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}))`.execute(trx)
     const { rows } = await sql<{ version: number; config: Record<string, unknown> }>`
       select version, config from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key}`.execute(trx)
-    const recorded = rows[0]
+    let recorded = rows[0]
+    if (recorded && options.relation) {
+      const { rows: found } = await sql<{ present: boolean }>`select to_regclass(${options.relation}) is not null as present`.execute(trx)
+      if (!found[0]?.present) recorded = undefined
+    }
     if (recorded) {
       const mismatch = compare(recorded.config, config)
       if (mismatch) throw new SchemaMismatchError(`${key} exists with a different configuration: ${mismatch}`)

@@ -101,19 +101,38 @@ export function indexesUsed(plan: Plan | PlanNode): string[] {
   return [...new Set(planNodes(plan).flatMap((n) => (n['Index Name'] ? [n['Index Name']] : [])))]
 }
 
+const KEYWORDS = new Set(['and', 'or', 'not', 'any', 'all', 'array', 'null', 'is', 'distinct', 'from', 'true', 'false', 'subplan', 'initplan', 'returns', 'hashed'])
+
 /**
- * A stable string of a plan's shape: node types, relations and indexes, nested, without costs,
- * rows or timings. Equal shapes mean the planner chose the same strategy.
+ * The columns an index condition constrains, without values: `tenant_id = 'x'::text AND
+ * document_id = $2` → `document_id, tenant_id`. A statement that stops constraining the leading
+ * column (the seed's `IS NOT DISTINCT FROM`) keeps its index name but changes this.
+ */
+export function conditionColumns(condition: string): string[] {
+  const bare = condition
+    .replace(/'(?:[^']|'')*'/g, ' ')
+    .replace(/::[a-z_ ]+(\[\])?/gi, ' ')
+    .replace(/\$\d+/g, ' ')
+  const names = bare.match(/[a-z_][a-z0-9_]*/gi) ?? []
+  return [...new Set(names.map((n) => n.toLowerCase()).filter((n) => !KEYWORDS.has(n)))].sort()
+}
+
+/**
+ * A stable string of a plan's shape: node types, relations, indexes and the columns each index
+ * condition constrains, nested, without costs, rows, values or timings. Equal shapes mean the
+ * planner chose the same strategy.
  *
  * ### Examples
  * ```ts
- * planShape(plan) // 'Limit > Index Scan [rag_chunks_tenant_ab12 on rag_chunks]'
+ * planShape(plan) // 'ModifyTable [on rag_chunks] > Index Scan [rag_chunks_pkey on rag_chunks: document_id, tenant_id]'
  * ```
  */
 export function planShape(plan: Plan | PlanNode): string {
   const root = 'Plan' in plan && typeof plan.Plan === 'object' ? (plan as Plan).Plan : (plan as PlanNode)
   const render = (node: PlanNode): string => {
-    const target = [node['Index Name'], node['Relation Name'] && `on ${node['Relation Name']}`].filter(Boolean).join(' ')
+    const condition = (node['Index Cond'] ?? node['Recheck Cond']) as string | undefined
+    const columns = condition && node['Index Name'] ? conditionColumns(condition) : []
+    const target = [node['Index Name'], node['Relation Name'] && `on ${node['Relation Name']}`].filter(Boolean).join(' ') + (columns.length ? `: ${columns.join(', ')}` : '')
     const self = `${node['Node Type']}${node.Strategy && node.Strategy !== 'Plain' ? ` (${node.Strategy})` : ''}${target ? ` [${target}]` : ''}`
     const children = (node.Plans ?? []).map(render)
     if (children.length === 0) return self

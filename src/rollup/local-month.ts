@@ -33,6 +33,8 @@ export function toMoment(value: unknown, what = 'moment'): Date {
   return date
 }
 
+const monthFormats = new Map<string, Intl.DateTimeFormat>()
+
 /**
  * The local month of a moment in `zone`, as the first day: `'2025-03-01'`.
  *
@@ -42,7 +44,13 @@ export function toMoment(value: unknown, what = 'moment'): Date {
  * ```
  */
 export function localMonth(moment: Date, zone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit' }).formatToParts(moment)
+  let format = monthFormats.get(zone)
+  if (!format) {
+    // Building a DateTimeFormat costs far more than using one: one per zone.
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit' })
+    monthFormats.set(zone, format)
+  }
+  const parts = format.formatToParts(moment)
   const year = parts.find((p) => p.type === 'year')?.value
   const month = parts.find((p) => p.type === 'month')?.value
   return `${year}-${month}-01`

@@ -3,6 +3,7 @@ import { Database } from '../db/database.js'
 import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError } from '../errors.js'
 import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
 import { assertTimeZone, int32Hash, localMonth, monthsBetween, toMoment } from './local-month.js'
+import { statementTemplate } from '../sql/statement-template.js'
 import { rebuildStatement, refreshStatement, type RollupParts } from './rollup-sql.js'
 import type { RollupTable } from './rollup-table.js'
 
@@ -78,6 +79,8 @@ export class MonthlyRollup {
   readonly #parts: RollupParts
   readonly #lockClass: number
   readonly #validated = new WeakMap<object, Promise<void>>()
+  readonly #refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
+  readonly #rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
   /** The IANA zone of the buckets. */
   readonly zone: string
 
@@ -120,6 +123,8 @@ export class MonthlyRollup {
       zone: this.zone,
     }
     this.#lockClass = int32Hash(`pgscale.rollup:${target.qualified}`)
+    this.#refresh = statementTemplate(['tenant', 'month'], (v) => refreshStatement(this.#parts, v.tenant, v.month))
+    this.#rebuild = statementTemplate(['tenant', 'months'], (v) => rebuildStatement(this.#parts, v.tenant, v.months))
   }
 
   /** The validated parts the statements are built from (for plan tests and benches). */
@@ -143,7 +148,7 @@ export class MonthlyRollup {
     const tenantId = assertTenantId(options?.tenantId)
     const month = localMonth(toMoment(options.moment), this.zone)
     await this.#validate(db)
-    await this.#write(db, [this.#lockStatement(tenantId, [month])], refreshStatement(this.#parts, tenantId, month).compile(db))
+    await this.#write(db, [this.#lockStatement(tenantId, [month])], this.#refresh({ tenant: tenantId, month }))
   }
 
   /**
@@ -165,7 +170,7 @@ export class MonthlyRollup {
     if (months.length > 1200) throw new InvalidArgumentError('rebuild: the range spans more than 100 years')
     await this.#validate(db)
     // JIT off: the planner overestimates the per-month scans and compiling costs more than it saves.
-    await this.#write(db, [`SET LOCAL jit = off`, this.#lockStatement(tenantId, months)], rebuildStatement(this.#parts, tenantId, first, last).compile(db))
+    await this.#write(db, [`SET LOCAL jit = off`, this.#lockStatement(tenantId, months)], this.#rebuild({ tenant: tenantId, months }))
     return { months: months.length }
   }
 
@@ -182,6 +187,18 @@ export class MonthlyRollup {
    * ```
    */
   async read(db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
+    return (await this.readQuery(db, options).execute(db)).rows
+  }
+
+  /**
+   * The statement {@link read} runs, without running it: for plan checks and logging.
+   *
+   * ### Examples
+   * ```ts
+   * const plan = await explain(db, rollup.readQuery(db, { tenantId, from: '2025-01', to: '2025-12' }))
+   * ```
+   */
+  readQuery(db: Kysely<any>, options: ReadOptions): RawBuilder<RollupRow> {
     const tenantId = assertTenantId(options?.tenantId)
     const from = this.#monthOf(options.from, 'from')
     const to = this.#monthOf(options.to, 'to')
@@ -195,24 +212,21 @@ export class MonthlyRollup {
     const tenant = sql`${tenantId}::${sql.raw(target.tenantType)}`
     const monthCol = sql`to_char(month, 'YYYY-MM') as month`
     const keptCols = keep.map((g) => sql.raw(`"${g}"`))
-    let query: RawBuilder<RollupRow>
     if (keep.length === allGroups.length) {
       const columns = sql.join([monthCol, ...keptCols, ...target.measures.map((m) => sql.raw(`"${m.name}"`))])
-      query = sql<RollupRow>`select ${columns} from ${t}
+      return sql<RollupRow>`select ${columns} from ${t}
         where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
-        order by ${sql.join([sql`month`, ...keptCols])}`
-    } else {
-      const measures = target.measures.map((m) => {
-        const combine = COMBINE[aggregateName(this.#parts.measures.find((x) => x.name === m.name)!.expression, db)]
-        if (!combine) throw new InvalidArgumentError(`read: measure ${m.name} is not a sum, count, min or max, so it cannot be combined over groups`)
-        return sql.raw(`${combine}("${m.name}")::${m.type} as "${m.name}"`)
-      })
-      query = sql<RollupRow>`select ${sql.join([monthCol, ...keptCols, ...measures])} from ${t}
-        where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
-        group by ${sql.join([sql`month`, ...keptCols])}
         order by ${sql.join([sql`month`, ...keptCols])}`
     }
-    return (await query.execute(db)).rows
+    const measures = target.measures.map((m) => {
+      const combine = COMBINE[aggregateName(this.#parts.measures.find((x) => x.name === m.name)!.expression, db)]
+      if (!combine) throw new InvalidArgumentError(`read: measure ${m.name} is not a sum, count, min or max, so it cannot be combined over groups`)
+      return sql.raw(`${combine}("${m.name}")::${m.type} as "${m.name}"`)
+    })
+    return sql<RollupRow>`select ${sql.join([monthCol, ...keptCols, ...measures])} from ${t}
+      where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
+      group by ${sql.join([sql`month`, ...keptCols])}
+      order by ${sql.join([sql`month`, ...keptCols])}`
   }
 
   #monthOf(value: unknown, what: string): string {

@@ -30,7 +30,7 @@ function pieces(p: RollupParts) {
  * (it is gated on the delete's count), and the caller holds the bucket's advisory lock, taken in
  * an earlier statement so this statement's snapshot sees every refresh that committed before.
  */
-export function refreshStatement(p: RollupParts, tenantId: unknown, month: string): RawBuilder<unknown> {
+export function refreshStatement(p: RollupParts, tenantId: unknown, month: unknown): RawBuilder<unknown> {
   const { groups, targetColumns, measureSelect, where, tenantParam } = pieces(p)
   const groupList = groups.length ? sql.join(groups) : undefined
   return sql`
@@ -52,31 +52,35 @@ export function refreshStatement(p: RollupParts, tenantId: unknown, month: strin
 }
 
 /**
- * Rebuilds every month in `[first, last]` in one statement: one range scan per local month (the
- * source's `(tenant, at)` index serves each), grouped, replacing the range's rows. Months are
- * generated as `timestamp` (not `timestamptz`) so `at time zone` reads them as local midnights.
+ * Rebuilds the given months (`YYYY-MM-01`, ascending) in one statement: for each local month a
+ * range scan of the source's `(tenant, at)` index, aggregated by group (a LATERAL subquery, so the
+ * planner walks the months and scans each range once, whatever it estimates), replacing the
+ * range's rows. The months come as a bound array, so the planner knows how many there are.
  */
-export function rebuildStatement(p: RollupParts, tenantId: unknown, first: string, last: string): RawBuilder<unknown> {
+export function rebuildStatement(p: RollupParts, tenantId: unknown, months: unknown): RawBuilder<unknown> {
   const { groups, targetColumns, measureSelect, where, tenantParam } = pieces(p)
-  const groupList = groups.length ? sql`, ${sql.join(groups)}` : sql``
+  const groupList = groups.length ? sql.join(groups) : undefined
   return sql`
     with months as (
-      select m::date as pgscale_month,
-        (m at time zone ${p.zone}) as pgscale_lo,
-        ((m + interval '1 month') at time zone ${p.zone}) as pgscale_hi
-      from generate_series(${first}::date::timestamp, ${last}::date::timestamp, interval '1 month') as g(m)
+      select m as pgscale_month,
+        (m::timestamp at time zone ${p.zone}) as pgscale_lo,
+        ((m + interval '1 month')::timestamp at time zone ${p.zone}) as pgscale_hi
+      from unnest(${months}::date[]) as u(m)
     ), removed as (
       delete from ${sql.raw(p.target.qualified)}
-      where tenant_id = ${tenantParam(tenantId)} and month >= ${first}::date and month <= ${last}::date
+      where tenant_id = ${tenantParam(tenantId)} and month = any(${months}::date[])
       returning 1
     ), fresh as (
-      select months.pgscale_month${groupList}, ${measureSelect}
-      from months join ${sql.raw(p.source)} as pgscale_source
-        on pgscale_source.${id(p.tenant)} = ${tenantId}
-        and pgscale_source.${id(p.at)} >= months.pgscale_lo
-        and pgscale_source.${id(p.at)} < months.pgscale_hi
-      where ${where}
-      group by months.pgscale_month${groupList}
+      select months.pgscale_month, bucket.*
+      from months cross join lateral (
+        select ${groupList ? sql`${groupList}, ` : sql``}${measureSelect}
+        from ${sql.raw(p.source)}
+        where ${id(p.tenant)} = ${tenantId}
+          and ${id(p.at)} >= months.pgscale_lo
+          and ${id(p.at)} < months.pgscale_hi
+          and ${where}
+        ${groupList ? sql`group by ${groupList}` : sql``}
+      ) as bucket
     )
     insert into ${sql.raw(p.target.qualified)} (${targetColumns})
     select ${tenantParam(tenantId)}, fresh.* from fresh

@@ -137,6 +137,7 @@ export class PgVectorStore {
       key,
       { dimensions: resolved.dimensions, distance: resolved.distance, textSearchConfig: resolved.textSearchConfig },
       chunksTableSteps(resolved),
+      { relation: resolved.qualified },
     )
     const { rows } = await sql<{ dims: number }>`
       select a.atttypmod as dims from pg_attribute a

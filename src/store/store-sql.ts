@@ -69,9 +69,10 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
     searchFiltered: knn(' and metadata @> $4::jsonb'),
     exactSearch: exact(''),
     exactSearchFiltered: exact(' and metadata @> $4::jsonb'),
+    // The tsquery is written out (not a CTE) so the planner folds it to a constant and estimates
+    // its selectivity: a small tenant reads its rows by primary key, a large one may use the GIN.
     hybridSearch: `
-      with q as (select websearch_to_tsquery('${c.textSearchConfig}'::regconfig, $3) as query),
-      by_vector as (
+      with by_vector as (
         select document_id, chunk_index, row_number() over (order by distance) as rank from (
           select document_id, chunk_index, embedding ${op} $2 as distance
           from ${t} where tenant_id = $1
@@ -81,8 +82,9 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
       ),
       by_text as (
         select document_id, chunk_index, row_number() over (order by score desc) as rank from (
-          select document_id, chunk_index, ts_rank_cd(search_text, q.query) as score
-          from ${t}, q where tenant_id = $1 and search_text @@ q.query
+          select document_id, chunk_index, ts_rank_cd(search_text, websearch_to_tsquery('${c.textSearchConfig}'::regconfig, $3)) as score
+          from ${t}
+          where tenant_id = $1 and search_text @@ websearch_to_tsquery('${c.textSearchConfig}'::regconfig, $3)
           order by score desc
           limit $5
         ) f

@@ -50,6 +50,13 @@ describe('PgVectorStore.open', () => {
     await expect(PgVectorStore.open(t.db, { table: 'chunks; drop table x', dimensions: DIM })).rejects.toBeInstanceOf(InvalidIdentifierError)
   })
 
+  it('recreates a table that was dropped behind its back', async () => {
+    await PgVectorStore.open(t.db, { table: 'dropped_chunks', dimensions: DIM })
+    await sql`drop table dropped_chunks`.execute(t.db)
+    const store = await PgVectorStore.open(t.db, { table: 'dropped_chunks', dimensions: DIM })
+    expect((await store.stats()).rows).toBe(0)
+  })
+
   it('two stores opening the same new table at once both succeed', async () => {
     const stores = await Promise.all([1, 2, 3].map(() => PgVectorStore.open(t.db, { table: 'race_chunks', dimensions: DIM })))
     expect(stores).toHaveLength(3)

@@ -1,0 +1,54 @@
+/**
+ * The performance budget as a command: measures pgscale's CPU per call against raw `pg` on the
+ * same SQL, prints µs and ratios, and compares them with bench/baseline.json.
+ *
+ *   npm run bench:budget                                        # measure and compare
+ *   npm run bench:budget -- --write-baseline bench/baseline.json  # re-record this platform
+ *   npm run bench:budget -- --pg URL --json out.json
+ */
+import { writeFileSync } from 'node:fs'
+import { Command } from 'commander'
+import { provision } from '../../src/index.js'
+import { renderTable } from '../report/table.js'
+import { fmt } from '../report/stats.js'
+import { prepareScenarios } from './budget-scenarios.js'
+import { measureScenario, overBudget, platformKey, readBaseline, writeBaseline } from './run-budget.js'
+
+const o = new Command('bench:budget')
+  .option('--pg <url>', 'PostgreSQL URL (default: a throwaway local cluster)')
+  .option('--baseline <file>', 'baseline to compare with', 'bench/baseline.json')
+  .option('--write-baseline <file>', "record this platform's ratios into FILE")
+  .option('--blocks <n>', 'blocks per scenario', '12')
+  .option('--json <file>', 'write the measurements as JSON')
+  .parse()
+  .opts<{ pg?: string; baseline: string; writeBaseline?: string; blocks: string; json?: string }>()
+
+const p = await provision({ provider: o.pg ? 'url' : 'local', url: o.pg })
+try {
+  if (!p.url) throw new Error('the budget needs a server URL for the raw pg client')
+  const { scenarios, close } = await prepareScenarios(p.db, p.url)
+  const results: Record<string, Awaited<ReturnType<typeof measureScenario>>> = {}
+  for (const s of scenarios) {
+    process.stderr.write(`[budget] ${s.name}\n`)
+    results[s.name] = await measureScenario(s, Number(o.blocks))
+  }
+  await close()
+  const ratios = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.ratio]))
+  console.log(`performance budget — ${platformKey()}, ${p.info.provider} PostgreSQL ${p.info.serverVersion}; client CPU per call, ${o.blocks} interleaved blocks, median of per-block ratios`)
+  console.log(renderTable(['path', 'pgscale µs', 'raw pg µs', 'ratio'], Object.entries(results).map(([k, v]) => [k, fmt(v.pgscaleMicros), fmt(v.rawMicros), `${fmt(v.ratio)}×`])))
+  if (o.json) writeFileSync(o.json, JSON.stringify({ platform: platformKey(), server: p.info, results }, null, 2) + '\n')
+  if (o.writeBaseline) {
+    writeBaseline(o.writeBaseline, ratios)
+    console.log(`recorded ${platformKey()} in ${o.writeBaseline}`)
+  } else {
+    const entry = readBaseline(o.baseline)[platformKey()]
+    if (!entry) console.log(`no baseline for ${platformKey()} in ${o.baseline}: record one with npm run bench:budget -- --write-baseline ${o.baseline}`)
+    else {
+      const over = overBudget(ratios, entry.ratios)
+      console.log(over.length ? `OVER BUDGET:\n  ${over.join('\n  ')}` : `within budget (+${20}% over ${o.baseline})`)
+      if (over.length) process.exitCode = 1
+    }
+  }
+} finally {
+  await p.stop()
+}

@@ -1,0 +1,133 @@
+import { CompiledQuery, sql } from 'kysely'
+import pg from 'pg'
+import { PgVectorStore, type Database, type IngestRow } from '../../src/index.js'
+import { renderStatements } from '../../src/store/store-sql.js'
+import { int32Hash, localMonth } from '../../src/rollup/local-month.js'
+import { refreshStatement } from '../../src/rollup/rollup-sql.js'
+import { MonthlyRollup, rollupTable } from '../../src/index.js'
+import { bareBinaryCopy } from '../baselines/raw-copy.js'
+import { generateCorpus, queryVectors, type CorpusSpec } from '../synthetic/corpus.js'
+import { expensesCopyText, expensesDdl, generateExpenses } from '../synthetic/expenses.js'
+
+/** One budgeted path: pgscale's call and the same work done raw through `pg` (same SQL). */
+export interface BudgetScenario {
+  name: 'search' | 'replaceDocument' | 'bulkIngest1k' | 'refreshAt'
+  /** Calls per timed block. */
+  callsPerBlock: number
+  pgscale(i: number): Promise<void>
+  raw(i: number): Promise<void>
+}
+
+/** Options to inject a regression (for the test that proves the budget bites). */
+export interface BudgetInjection {
+  /** An extra round trip (`select 1`) before each pgscale search. */
+  extraRoundTripPerSearch?: boolean
+}
+
+const DIM = 64
+const corpus: CorpusSpec = { seed: 'budget', dim: DIM, tenants: [{ id: 'acme', chunks: 400 }, { id: 'other', chunks: 400 }] }
+
+/**
+ * Prepares the budget's data in `schema` and returns the scenarios. `url` is the same database,
+ * for the raw `pg` client the pgscale paths are compared with.
+ */
+export async function prepareScenarios(db: Database, url: string, injection: BudgetInjection = {}): Promise<{ scenarios: BudgetScenario[]; close: () => Promise<void> }> {
+  await sql`drop table if exists budget_chunks, budget_ingest, budget_expenses, budget_monthly`.execute(db)
+  const store = await PgVectorStore.open(db, { table: 'budget_chunks', dimensions: DIM })
+  await store.bulkIngest(generateCorpus(corpus))
+  await sql`analyze budget_chunks`.execute(db)
+  const ingestStore = await PgVectorStore.open(db, { table: 'budget_ingest', dimensions: DIM })
+  const ddl = expensesDdl('budget_expenses')
+  await sql.raw(ddl.table).execute(db)
+  await db.copyFrom('copy budget_expenses (tenant_id, paid_at, category, amount, status) from stdin', expensesCopyText(generateExpenses({ seed: 'budget', rows: 20_000, tenants: 20, bigTenantRows: 5000, months: 12 })))
+  await sql.raw(ddl.index).execute(db)
+  await sql`analyze budget_expenses`.execute(db)
+  const target = rollupTable('budget_monthly', { groupBy: { category: 'varchar(64)' }, measures: { total: 'numeric(14,2)', count: 'integer' }, tenantType: 'bigint' })
+  await target.create(db)
+  const rollup = new MonthlyRollup({
+    source: 'budget_expenses', target, at: 'paid_at', tenant: 'tenant_id', groupBy: ['category'],
+    measures: { total: sql`sum(amount)`, count: sql`count(*)` }, where: sql`status <> 'cancelled'`, zone: 'America/Mexico_City',
+  })
+
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  const statements = renderStatements(store.config)
+  const queries = queryVectors(corpus, 'acme', 64)
+  const literals = queries.map((q) => `[${Array.from(q).join(',')}]`)
+  const acme = store.forTenant('acme')
+  const begin = `BEGIN; SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'`
+  const one = CompiledQuery.raw('select 1')
+
+  const docChunks = queries.slice(0, 20).map((embedding, j) => ({ content: `chunk ${j}`, embedding, metadata: { j } }))
+  const ingestRows = (i: number): IngestRow[] => [...generateCorpus({ seed: `ingest-${i}`, dim: DIM, tenants: [{ id: `bulk-${i}`, chunks: 1000 }] })]
+  const ingestBatches = new Map<number, IngestRow[]>()
+  const batch = (i: number) => {
+    if (!ingestBatches.has(i)) ingestBatches.set(i, ingestRows(i % 8))
+    return ingestBatches.get(i)!
+  }
+  let ingestRound = 0
+  const moment = new Date('2025-06-15T12:00:00Z')
+  const month = localMonth(moment, 'America/Mexico_City')
+  const refresh = refreshStatement(rollup.parts, 2, month).compile(db)
+  const lock = `BEGIN; SELECT pg_advisory_xact_lock(${int32Hash(`pgscale.rollup:${target.qualified}`)}, ${int32Hash(`2:${month}`)})`
+
+  const scenarios: BudgetScenario[] = [
+    {
+      name: 'search',
+      callsPerBlock: 40,
+      async pgscale(i) {
+        if (injection.extraRoundTripPerSearch) await db.executeQuery(one)
+        await acme.search(queries[i % queries.length]!, { k: 10 })
+      },
+      async raw(i) {
+        await client.query(begin)
+        await client.query(statements.search, ['acme', literals[i % literals.length], 10])
+        await client.query('COMMIT')
+      },
+    },
+    {
+      name: 'replaceDocument',
+      callsPerBlock: 20,
+      async pgscale(i) {
+        await acme.replaceDocument(`budget-doc-${i % 10}`, docChunks)
+      },
+      async raw(i) {
+        await client.query(statements.replaceDocument, [
+          'acme', `budget-doc-${i % 10}`, docChunks.map((_, j) => j), docChunks.map((c) => c.content),
+          docChunks.map((c) => JSON.stringify(c.metadata)), docChunks.map((c) => `[${Array.from(c.embedding).join(',')}]`),
+        ])
+      },
+    },
+    {
+      name: 'bulkIngest1k',
+      callsPerBlock: 3,
+      async pgscale(i) {
+        if (i === 0) await sql`truncate budget_ingest`.execute(db)
+        await ingestStore.bulkIngest(batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `p${ingestRound}` })))
+      },
+      async raw(i) {
+        if (i === 0) await sql`truncate budget_ingest`.execute(db)
+        await bareBinaryCopy(client, 'budget_ingest', batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `r${ingestRound}` })))
+      },
+    },
+    {
+      name: 'refreshAt',
+      callsPerBlock: 20,
+      async pgscale() {
+        await rollup.refreshAt(db, { tenantId: 2, moment })
+      },
+      async raw() {
+        await client.query(lock)
+        await client.query(refresh.sql, [...refresh.parameters])
+        await client.query('COMMIT')
+      },
+    },
+  ]
+  return {
+    scenarios,
+    close: async () => {
+      await client.end()
+      await sql`drop table if exists budget_chunks, budget_ingest, budget_expenses, budget_monthly`.execute(db)
+    },
+  }
+}
