@@ -12,29 +12,26 @@ import { provision } from '../../src/index.js'
 import { renderTable } from '../report/table.js'
 import { fmt } from '../report/stats.js'
 import { prepareScenarios } from './budget-scenarios.js'
-import { measureScenario, overBudget, platformKey, readBaseline, writeBaseline } from './run-budget.js'
+import { measureAll, overBudget, platformKey, readBaseline, writeBaseline } from './run-budget.js'
 
 const o = new Command('bench:budget')
   .option('--pg <url>', 'PostgreSQL URL (default: a throwaway local cluster)')
   .option('--baseline <file>', 'baseline to compare with', 'bench/baseline.json')
   .option('--write-baseline <file>', "record this platform's ratios into FILE")
-  .option('--blocks <n>', 'blocks per scenario', '12')
+  .option('--blocks <n>', 'blocks per measurement', '12')
+  .option('--repeats <n>', 'measurements per scenario (the median is kept)', '3')
   .option('--json <file>', 'write the measurements as JSON')
   .parse()
-  .opts<{ pg?: string; baseline: string; writeBaseline?: string; blocks: string; json?: string }>()
+  .opts<{ pg?: string; baseline: string; writeBaseline?: string; blocks: string; repeats: string; json?: string }>()
 
 const p = await provision({ provider: o.pg ? 'url' : 'local', url: o.pg })
 try {
   if (!p.url) throw new Error('the budget needs a server URL for the raw pg client')
   const { scenarios, close } = await prepareScenarios(p.db, p.url)
-  const results: Record<string, Awaited<ReturnType<typeof measureScenario>>> = {}
-  for (const s of scenarios) {
-    process.stderr.write(`[budget] ${s.name}\n`)
-    results[s.name] = await measureScenario(s, Number(o.blocks))
-  }
+  const results = await measureAll(scenarios, Number(o.repeats), Number(o.blocks), (line) => process.stderr.write(`[budget] ${line}\n`))
   await close()
   const ratios = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.ratio]))
-  console.log(`performance budget — ${platformKey()}, ${p.info.provider} PostgreSQL ${p.info.serverVersion}; client CPU per call, ${o.blocks} interleaved blocks, median of per-block ratios`)
+  console.log(`performance budget — ${platformKey()}, ${p.info.provider} PostgreSQL ${p.info.serverVersion}; client CPU per call; ${o.repeats} measurements of ${o.blocks} interleaved blocks each, the median ratio kept`)
   console.log(renderTable(['path', 'pgscale µs', 'raw pg µs', 'ratio'], Object.entries(results).map(([k, v]) => [k, fmt(v.pgscaleMicros), fmt(v.rawMicros), `${fmt(v.ratio)}×`])))
   if (o.json) writeFileSync(o.json, JSON.stringify({ platform: platformKey(), server: p.info, results }, null, 2) + '\n')
   if (o.writeBaseline) {

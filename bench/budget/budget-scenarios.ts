@@ -100,7 +100,7 @@ export async function prepareScenarios(db: Database, url: string, injection: Bud
     },
     {
       name: 'bulkIngest1k',
-      callsPerBlock: 3,
+      callsPerBlock: 8,
       async pgscale(i) {
         if (i === 0) await sql`truncate budget_ingest`.execute(db)
         await ingestStore.bulkIngest(batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `p${ingestRound}` })))

@@ -68,6 +68,26 @@ export async function measureScenario(s: BudgetScenario, blocks = 12): Promise<B
   return { pgscaleMicros: median(own), rawMicros: median(raw), ratio: median(ratios), blocks }
 }
 
+/**
+ * Measures every scenario `repeats` times, one round of all scenarios after another, and keeps
+ * each scenario's median ratio: on a noisy machine one measurement of a ratio can be 20% off.
+ */
+export async function measureAll(scenarios: readonly BudgetScenario[], repeats = 3, blocks = 12, log: (line: string) => void = () => {}): Promise<Record<string, BudgetMeasurement>> {
+  const runs: Record<string, BudgetMeasurement[]> = {}
+  for (let r = 0; r < repeats; r++) {
+    for (const s of scenarios) {
+      log(`${s.name} (${r + 1}/${repeats})`)
+      ;(runs[s.name] ??= []).push(await measureScenario(s, blocks))
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(runs).map(([name, list]) => {
+      const sorted = [...list].sort((a, b) => a.ratio - b.ratio)
+      return [name, sorted[Math.floor(sorted.length / 2)]!]
+    }),
+  )
+}
+
 /** Reads a baseline file (missing → empty). */
 export function readBaseline(file: string): Baseline {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Baseline) : {}

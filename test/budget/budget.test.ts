@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { prepareScenarios } from '../../bench/budget/budget-scenarios.js'
-import { measureScenario, overBudget, platformKey, readBaseline } from '../../bench/budget/run-budget.js'
+import { measureAll, measureScenario, overBudget, platformKey, readBaseline } from '../../bench/budget/run-budget.js'
 import { useTestDatabase } from '../support/test-database.js'
 
 /**
@@ -31,8 +31,8 @@ describe('performance budget', () => {
     }
     const { scenarios, close } = await prepareScenarios(t.db, t.url!)
     try {
-      const ratios: Record<string, number> = {}
-      for (const s of scenarios) ratios[s.name] = (await measureScenario(s)).ratio
+      const results = await measureAll(scenarios)
+      const ratios = Object.fromEntries(Object.entries(results).map(([name, m]) => [name, m.ratio]))
       console.log(`[budget] ratios ${JSON.stringify(ratios)} vs baseline ${JSON.stringify(entry.ratios)}`)
       expect(overBudget(ratios, entry.ratios)).toEqual([])
     } finally {
