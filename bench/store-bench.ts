@@ -90,7 +90,10 @@ else log('LangChain.js not measured: run `npm run bench:langchain:install` to in
 
 const ingest: Record<string, number[]> = Object.fromEntries(Object.keys(methods).map((m) => [m, []]))
 for (let round = 1; round <= rounds; round++) {
-  for (const [name, run] of Object.entries(methods)) {
+  // Rotate the order every round, so no method always runs first (or right after LangChain).
+  const entries = Object.entries(methods)
+  const order = [...entries.slice((round - 1) % entries.length), ...entries.slice(0, (round - 1) % entries.length)]
+  for (const [name, run] of order) {
     await truncate()
     await sql`checkpoint`.execute(db).catch(() => {})
     const started = performance.now()
@@ -207,7 +210,7 @@ const overhead = median(blockRatios) - 1
 const result = {
   machine: m,
   server: info,
-  method: { chunks, tenants: tenantCount, dim, topics: 'shared', seed: opts.seed, rounds, queries: queries.length, blocks: blockRatios.length, note: 'ingest: median rows/s over rounds, methods interleaved, each into an identical empty table; search: pgscale and raw pg interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1' },
+  method: { chunks, tenants: tenantCount, dim, topics: 'shared', seed: opts.seed, rounds, queries: queries.length, blocks: blockRatios.length, note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table; search: pgscale and raw pg interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1' },
   ingest: Object.fromEntries(Object.entries(ingestMedian).map(([k, v]) => [k, { rowsPerSecond: v, vsStore: storeRate / v }])),
   tenantIndexes: { built: optimized.built.length, seconds: buildSeconds },
   search: { recallAt10: recall, pgscaleMs: search, rawPgMs: rawSearch, overhead },

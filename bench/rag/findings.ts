@@ -84,6 +84,14 @@ export function ragFindings(r: Pick<RagBenchReport, 'search' | 'index' | 'ingest
   })
   if (recommend.length) out.push(`What to set, by tenant size (fastest configuration measured with recall@10 ≥ 0.98): ${recommend.join('; ')}.`)
 
+  // 4b. The shared index that tiering made unnecessary.
+  if (r.index?.tiered?.droppedSharedIndex && r.index.shared) {
+    out.push(
+      `After tiering, the shared HNSW index served no tenant and was dropped: ${mb(r.index.shared.bytes)} and its ingest cost saved ` +
+        `(every chunk written through it is an HNSW insert).`,
+    )
+  }
+
   // 5. Ingest with and without the index.
   if (r.ingest && r.ingestIndexed && r.ingestIndexed.ratioToUnindexed !== null && r.ingestIndexed.indexes.length) {
     out.push(
@@ -105,7 +113,8 @@ export function ragFindings(r: Pick<RagBenchReport, 'search' | 'index' | 'ingest
     out.push(
       `With ${r.writes.writers} writers, replaceDocument (each chunk an insert into the HNSW index that covers it) took ${ms(r.writes.replaceDocumentMs.p50)} p50 ` +
         `(p95 ${ms(r.writes.replaceDocumentMs.p95)}, ${Math.round(r.writes.replacesPerSecond ?? 0)}/s) and deleteDocument ${ms(r.writes.deleteDocumentMs.p50)} p50 ` +
-        `(${Math.round(r.writes.deletesPerSecond ?? 0)}/s), served by ${r.writes.deletePlan.join(', ') || 'no index (check the plan!)'}.`,
+        `(${Math.round(r.writes.deletesPerSecond ?? 0)}/s), served by ${r.writes.deletePlan.join(', ') || 'no index (check the plan!)'}; ` +
+        `HNSW indexes present: ${r.writes.hnswIndexes?.length ?? 0}.`,
     )
   }
   return out

@@ -38,13 +38,13 @@ export interface RagBenchReport extends ReportHeader {
   ingest?: { chunks: number; seconds: number; chunksPerSecond: number }
   index?: {
     shared?: { seconds: number; bytes: number }
-    tiered?: { seconds: number; tenantIndexes: number; bytes: number; notes: string[] }
+    tiered?: { seconds: number; tenantIndexes: number; bytes: number; droppedSharedIndex: boolean; notes: string[] }
     sizes: { heap: number; toast: number; sharedHnsw: number; tenantHnsw: number; btree: number; gin: number; total: number }
   }
   ingestIndexed?: { chunks: number; seconds: number; chunksPerSecond: number; ratioToUnindexed: number | null; indexes: string[] }
   search?: { k: number; rows: SearchRow[] }
   hybrid?: { vectorMs: Percentiles; hybridMs: Percentiles; queries: number }
-  writes?: { writers: number; replaceDocumentMs: Percentiles; deleteDocumentMs: Percentiles; replacesPerSecond: number; deletesPerSecond: number; deletePlan: string[]; operations: number }
+  writes?: { writers: number; replaceDocumentMs: Percentiles; deleteDocumentMs: Percentiles; replacesPerSecond: number; deletesPerSecond: number; deletePlan: string[]; hnswIndexes: string[]; operations: number }
   findings?: string[]
   process: { peakRssMB: number; seconds: number }
 }

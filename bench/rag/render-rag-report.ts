@@ -14,7 +14,7 @@ export function renderRagReport(r: RagBenchReport): string {
     const rows: string[][] = []
     if (r.ingest) rows.push(['1. ingest, no ANN index (bulkIngest, binary COPY)', `${fmt(r.ingest.chunksPerSecond)} chunks/s`, `${fmt(r.ingest.seconds)} s`])
     if (r.index?.shared) rows.push(['2. shared HNSW build', `${mb(r.index.shared.bytes)} MB`, `${fmt(r.index.shared.seconds)} s`])
-    if (r.index?.tiered) rows.push([`2. tenant HNSW indexes (optimize: ${r.index.tiered.tenantIndexes})`, `${mb(r.index.tiered.bytes)} MB`, `${fmt(r.index.tiered.seconds)} s`])
+    if (r.index?.tiered) rows.push([`2. tenant HNSW indexes (optimize: ${r.index.tiered.tenantIndexes}${r.index.tiered.droppedSharedIndex ? ', unused shared index dropped' : ''})`, `${mb(r.index.tiered.bytes)} MB`, `${fmt(r.index.tiered.seconds)} s`])
     if (r.ingestIndexed) {
       rows.push([`3. ingest through ${r.ingestIndexed.indexes.length} HNSW index(es)`, `${fmt(r.ingestIndexed.chunksPerSecond)} chunks/s`, r.ingestIndexed.ratioToUnindexed === null ? '' : `${fmt(r.ingestIndexed.ratioToUnindexed)}× slower`])
     }
@@ -40,7 +40,7 @@ export function renderRagReport(r: RagBenchReport): string {
     ]), '')
   }
   if (r.writes) {
-    out.push(renderTable([`6. writes (${r.writes.writers} writers)`, 'p50 ms', 'p95 ms', 'per second', 'index'], [
+    out.push(renderTable([`6. writes (${r.writes.writers} writers, ${r.writes.hnswIndexes.length} HNSW indexes)`, 'p50 ms', 'p95 ms', 'per second', 'index'], [
       ['replaceDocument (20 chunks)', fmt(r.writes.replaceDocumentMs.p50), fmt(r.writes.replaceDocumentMs.p95), fmt(r.writes.replacesPerSecond), 'primary key'],
       ['deleteDocument', fmt(r.writes.deleteDocumentMs.p50), fmt(r.writes.deleteDocumentMs.p95), fmt(r.writes.deletesPerSecond), r.writes.deletePlan.join(', ')],
     ]), '')

@@ -5,7 +5,7 @@ import { renderStatements } from '../../src/store/store-sql.js'
 import { reportHeader } from '../report/header.js'
 import { progress } from '../report/progress.js'
 import { summarize } from '../report/stats.js'
-import { generateCorpus, queryVectors, type CorpusSpec, type TenantSize } from '../synthetic/corpus.js'
+import { generateCorpus, queryTexts, queryVectors, type CorpusSpec, type TenantSize } from '../synthetic/corpus.js'
 import { ragFindings } from './findings.js'
 import { planKind, type PlanKind } from './plan-kind.js'
 import type { Phase, RagBenchReport, SearchRow, Strategy, TenantClass } from './rag-report.js'
@@ -92,13 +92,15 @@ export async function runRagBench(provisioned: ProvisionedDatabase, c: RagBenchC
     const bar = progress('tenant indexes', Math.max(1, large), { enabled: c.showProgress })
     let built = 0
     const t0 = performance.now()
+    // Tiers as recommended: tenant indexes where needed, and the shared index dropped if no one needs it.
     const result = await store.optimize({
       ownIndexAbove: LARGE_ABOVE,
+      dropUnusedSharedIndex: true,
       indexBuild: { m: c.m, efConstruction: c.efConstruction, onProgress: (p) => p.phase === 'done' && bar.update(++built) },
     })
     const seconds = (performance.now() - t0) / 1000
     bar.done(`${result.built.length} tenant indexes in ${seconds.toFixed(1)} s`)
-    report.index!.tiered = { seconds, tenantIndexes: result.tenants.withOwnIndex, bytes: result.built.reduce((s, b) => s + b.bytes, 0), notes: result.notes }
+    report.index!.tiered = { seconds, tenantIndexes: result.tenants.withOwnIndex, bytes: result.built.reduce((s, b) => s + b.bytes, 0), droppedSharedIndex: result.sharedIndex?.dropped ?? false, notes: result.notes }
   }
 
   // Phase 2: build HNSW ---------------------------------------------------------------------------
@@ -214,15 +216,15 @@ export async function runRagBench(provisioned: ProvisionedDatabase, c: RagBenchC
   if (c.phases.has('hybrid')) {
     const vectorMs: number[] = []
     const hybridMs: number[] = []
-    const words = ['invoice payment', 'contract renewal', 'refund policy', 'delivery audit']
     let n = 0
     for (const { tenants } of sampled) {
+      const texts = new Map(tenants.map((t) => [t.id, queryTexts(spec, t.id, c.queries)]))
       for (const [i, { tenant, q }] of queriesFor(tenants).slice(0, Math.max(20, Math.floor(c.queries / 2))).entries()) {
         let t0 = performance.now()
         await store.forTenant(tenant.id).search(q, { k: K })
         vectorMs.push(performance.now() - t0)
         t0 = performance.now()
-        await store.forTenant(tenant.id).hybridSearch({ embedding: q, text: words[i % words.length]!, k: K })
+        await store.forTenant(tenant.id).hybridSearch({ embedding: q, text: texts.get(tenant.id)![i]!, k: K })
         hybridMs.push(performance.now() - t0)
         n++
       }
@@ -265,7 +267,7 @@ export async function runRagBench(provisioned: ProvisionedDatabase, c: RagBenchC
     }, operations - half)
     const statements = renderStatements(store.config)
     const plan = await explain(db, statements.deleteDocument, [c.tenants[0]!.id, `${c.tenants[0]!.id}/doc-0`])
-    report.writes = { writers: c.writers, replaceDocumentMs: summarize(replaceMs), deleteDocumentMs: summarize(deleteMs), replacesPerSecond, deletesPerSecond, deletePlan: indexesUsed(plan), operations }
+    report.writes = { writers: c.writers, replaceDocumentMs: summarize(replaceMs), deleteDocumentMs: summarize(deleteMs), replacesPerSecond, deletesPerSecond, deletePlan: indexesUsed(plan), hnswIndexes: await hnswIndexNames(), operations }
   }
 
   if (c.phases.has('findings')) report.findings = ragFindings(report)

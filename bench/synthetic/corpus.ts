@@ -35,6 +35,20 @@ export interface CorpusSpec {
 }
 
 const WORDS = ['invoice', 'contract', 'payment', 'renewal', 'clause', 'delivery', 'refund', 'audit', 'policy', 'shipment', 'warranty', 'license']
+const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sa', 'vel', 'dor', 'pi', 'nex', 'bra', 'qui', 'zon', 'fe', 'gu', 'lin']
+/** Words a topic uses: real text has a large vocabulary, so a two-word query matches few chunks. */
+const WORDS_PER_TOPIC = 80
+
+/** The k-th synthetic word: three syllables, e.g. `kalomi`; 4,096 distinct words. */
+function word(k: number): string {
+  const n = SYLLABLES.length
+  return SYLLABLES[k % n]! + SYLLABLES[Math.floor(k / n) % n]! + SYLLABLES[Math.floor(k / n / n) % n]!
+}
+
+/** A word of topic `t`, skewed towards the topic's first words (Zipf-like). */
+function topicWord(random: Random, t: number): string {
+  return word(t * WORDS_PER_TOPIC + Math.floor(random.next() ** 2 * WORDS_PER_TOPIC))
+}
 
 /**
  * A topic: a centroid and a few directions it varies along. Real text embeddings have a low
@@ -43,24 +57,35 @@ const WORDS = ['invoice', 'contract', 'payment', 'renewal', 'clause', 'delivery'
  * 384 dimensions is uniform-random data, HNSW's worst case, which no corpus looks like).
  */
 interface Topic {
+  id: number
   centroid: Float32Array
   basis: Float32Array[]
 }
 
-function makeTopic(random: Random, dim: number, rank: number): Topic {
-  return { centroid: randomUnitVector(random, dim), basis: Array.from({ length: rank }, () => randomUnitVector(random, dim)) }
+function makeTopic(random: Random, dim: number, rank: number, id: number): Topic {
+  return { id, centroid: randomUnitVector(random, dim), basis: Array.from({ length: rank }, () => randomUnitVector(random, dim)) }
 }
 
 function topicPool(spec: CorpusSpec): Topic[] {
   const random = seededRandom(`${spec.seed}:topics`)
-  return Array.from({ length: spec.sharedTopics ?? 32 }, () => makeTopic(random, spec.dim, spec.topicRank ?? 12))
+  return Array.from({ length: spec.sharedTopics ?? 32 }, (_, i) => makeTopic(random, spec.dim, spec.topicRank ?? 12, i))
 }
 
 function tenantTopics(spec: CorpusSpec, tenant: string, pool: Topic[]): Topic[] {
   const random = seededRandom(`${spec.seed}:tenant-topics:${tenant}`)
   const n = spec.topicsPerTenant ?? 8
-  if ((spec.topics ?? 'shared') === 'per-tenant') return Array.from({ length: n }, () => makeTopic(random, spec.dim, spec.topicRank ?? 12))
+  if ((spec.topics ?? 'shared') === 'per-tenant') {
+    // Own topics, own words: ids past the shared pool's, offset by a hash of the tenant.
+    const base = 1000 + (Math.abs(hashCode(tenant)) % 10_000) * n
+    return Array.from({ length: n }, (_, i) => makeTopic(random, spec.dim, spec.topicRank ?? 12, base + i))
+  }
   return Array.from({ length: n }, () => pool[random.int(pool.length)]!)
+}
+
+function hashCode(text: string): number {
+  let h = 0
+  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0
+  return h
 }
 
 /** `center` moved by `spread` within the topic's subspace, plus `isotropic` noise, normalised. */
@@ -103,13 +128,14 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
         topic = random.int(topics.length)
         document = around(random, topics[topic]!.centroid, topics[topic]!, noise, 0)
       }
-      const word = WORDS[(topic * 7 + chunkIndex) % WORDS.length]!
+      const kind = WORDS[(topic * 7 + chunkIndex) % WORDS.length]!
+      const words = Array.from({ length: 8 }, () => topicWord(random, topics[topic]!.id)).join(' ')
       yield {
         tenantId: tenant.id,
         documentId: `${tenant.id}/${spec.documentPrefix ?? 'doc'}-${Math.floor(i / perDoc)}`,
         chunkIndex,
-        content: `${word} ${WORDS[random.int(WORDS.length)]} note ${i} of ${tenant.id} about topic ${topic}`,
-        metadata: { topic, kind: word },
+        content: `${kind} ${words} (note ${i} of ${tenant.id})`,
+        metadata: { topic, kind },
         embedding: around(random, document, topics[topic]!, noise / 3, 0.05),
       }
     }
@@ -130,5 +156,22 @@ export function queryVectors(spec: CorpusSpec, tenant: string, count: number): F
   return Array.from({ length: count }, () => {
     const topic = topics[random.int(topics.length)]!
     return around(random, topic.centroid, topic, spec.noise ?? 0.75, 0.05)
+  })
+}
+
+/**
+ * Seeded query texts for a tenant: two words of one of its topics, like a user's keywords.
+ *
+ * ### Examples
+ * ```ts
+ * queryTexts(spec, 't1', 2) // ['kalomi renpisa', 'tudorve kaqui']
+ * ```
+ */
+export function queryTexts(spec: CorpusSpec, tenant: string, count: number): string[] {
+  const topics = tenantTopics(spec, tenant, topicPool(spec))
+  const random = seededRandom(`${spec.seed}:query-texts:${tenant}`)
+  return Array.from({ length: count }, () => {
+    const topic = topics[random.int(topics.length)]!
+    return `${topicWord(random, topic.id)} ${topicWord(random, topic.id)}`
   })
 }

@@ -4,7 +4,7 @@
  */
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1')
-const CHUNK_BYTES = 1 << 20
+const CHUNK_BYTES = 1 << 18
 
 /** Appends binary COPY rows to a buffer; `take()` hands out what is complete. */
 export class BinaryCopyWriter {
@@ -112,5 +112,5 @@ export class BinaryCopyWriter {
 
 /** True when a writer holds enough to be worth sending as one chunk. */
 export function chunkFull(writer: BinaryCopyWriter): boolean {
-  return writer.size >= CHUNK_BYTES - 64 * 1024
+  return writer.size >= CHUNK_BYTES - 16 * 1024
 }

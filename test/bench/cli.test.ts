@@ -39,6 +39,7 @@ describe('rag-bench', () => {
     expect(report.tenants).toMatchObject({ count: 22, chunks: 3000, largest: 1200, smallest: 30, classes: { small: 20, medium: 2, large: 0 } })
     expect(report.ingest).toMatchObject({ chunks: 3000 })
     expect(Object.keys(report.index).sort()).toEqual(['shared', 'sizes', 'tiered'])
+    expect(Object.keys(report.index.tiered).sort()).toEqual(['bytes', 'droppedSharedIndex', 'notes', 'seconds', 'tenantIndexes'])
     expect(Object.keys(report.index.sizes).sort()).toEqual(['btree', 'gin', 'heap', 'sharedHnsw', 'tenantHnsw', 'toast', 'total'])
     expect(report.ingestIndexed.chunks).toBeGreaterThan(0)
     // 2 strategies × 2 classes (medium, small) × 2 ef_search × 2 iterative scan settings.

@@ -3,7 +3,7 @@ import { PgVectorStore, type Database, type LocalSettings } from '../../src/inde
 import { renderStatements } from '../../src/store/store-sql.js'
 import { monthsBetween } from '../../src/rollup/local-month.js'
 import { rebuildStatement, refreshStatement } from '../../src/rollup/rollup-sql.js'
-import { generateCorpus, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
+import { generateCorpus, queryTexts, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { expensesRollup, seedExpenses } from '../rollup/rollup-fixture.js'
 
 /** One statement whose plan shape the suite records. */
@@ -50,8 +50,8 @@ export async function seedPlanData(db: Database): Promise<PlanCase[]> {
     { name: 'store.search promoted tenant (own index)', statement: raw(s.search, ['promoted', q('promoted'), 10]), settings: search },
     { name: 'store.search with a metadata filter', statement: raw(s.searchFiltered, ['large', q('large'), 10, '{"kind":"invoice"}']), settings: search },
     { name: 'store.exactSearch large tenant', statement: raw(s.exactSearch, ['large', q('large'), 10]) },
-    { name: 'store.hybridSearch small tenant', statement: raw(s.hybridSearch, ['small-7', q('small-7'), 'invoice payment', 10, 40, 60]), settings: search },
-    { name: 'store.hybridSearch large tenant', statement: raw(s.hybridSearch, ['large', q('large'), 'invoice payment', 10, 40, 60]), settings: search },
+    { name: 'store.hybridSearch small tenant', statement: raw(s.hybridSearch, ['small-7', q('small-7'), queryTexts(corpus, 'small-7', 1)[0], 10, 40, 60]), settings: search },
+    { name: 'store.hybridSearch large tenant', statement: raw(s.hybridSearch, ['large', q('large'), queryTexts(corpus, 'large', 1)[0], 10, 40, 60]), settings: search },
     { name: 'store.deleteDocument', statement: raw(s.deleteDocument, ['large', 'large/doc-3']) },
     { name: 'store.replaceDocument', statement: raw(s.replaceDocument, ['large', 'large/doc-3', [0], ['x'], ['{}'], [q('large')]]) },
     { name: 'rollup.refreshAt big tenant', statement: refreshStatement(rollup.parts, 1, '2025-06-01').compile(db) },
