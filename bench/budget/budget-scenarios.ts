@@ -4,10 +4,9 @@ import { PgVectorStore, type Database, type IngestRow } from '../../src/index.js
 import { renderStatements } from '../../src/store/store-sql.js'
 import { int32Hash, localMonth } from '../../src/rollup/local-month.js'
 import { refreshStatement } from '../../src/rollup/rollup-sql.js'
-import { MonthlyRollup, rollupTable } from '../../src/index.js'
 import { bareBinaryCopy } from '../baselines/raw-copy.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../synthetic/corpus.js'
-import { expensesCopyText, expensesDdl, generateExpenses } from '../synthetic/expenses.js'
+import { expensesCopyText, expensesDdl, expensesRollup, generateExpenses } from '../synthetic/expenses.js'
 
 /** One budgeted path: pgscale's call and the same work done raw through `pg` (same SQL). */
 export interface BudgetScenario {
@@ -42,12 +41,8 @@ export async function prepareScenarios(db: Database, url: string, injection: Bud
   await db.copyFrom('copy budget_expenses (tenant_id, paid_at, category, amount, status) from stdin', expensesCopyText(generateExpenses({ seed: 'budget', rows: 20_000, tenants: 20, bigTenantRows: 5000, months: 12 })))
   await sql.raw(ddl.index).execute(db)
   await sql`analyze budget_expenses`.execute(db)
-  const target = rollupTable('budget_monthly', { groupBy: { category: 'varchar(64)' }, measures: { total: 'numeric(14,2)', count: 'integer' }, tenantType: 'bigint' })
+  const { target, rollup } = expensesRollup({ source: 'budget_expenses', target: 'budget_monthly', zone: 'America/Mexico_City' })
   await target.create(db)
-  const rollup = new MonthlyRollup({
-    source: 'budget_expenses', target, at: 'paid_at', tenant: 'tenant_id', groupBy: ['category'],
-    measures: { total: sql`sum(amount)`, count: sql`count(*)` }, where: sql`status <> 'cancelled'`, zone: 'America/Mexico_City',
-  })
 
   const client = new pg.Client({ connectionString: url })
   await client.connect()

@@ -1,11 +1,11 @@
 import { sql, type RawBuilder } from 'kysely'
-import { MonthlyRollup, rollupTable, type ProvisionedDatabase } from '../../src/index.js'
+import type { ProvisionedDatabase } from '../../src/index.js'
 import { bucketAggregate } from '../../src/rollup/rollup-sql.js'
 import { localMonth, monthsBetween } from '../../src/rollup/local-month.js'
 import { reportHeader, type ReportHeader } from '../report/header.js'
 import { progress } from '../report/progress.js'
 import { median, summarize, type Percentiles } from '../report/stats.js'
-import { expensesCopyText, expensesDdl, generateExpenses, type ExpenseRow } from '../synthetic/expenses.js'
+import { expensesCopyText, expensesDdl, expensesRollup, generateExpenses, type ExpenseRow } from '../synthetic/expenses.js'
 import { dashboardMonths, dashboardQueries } from './dashboard.js'
 
 /** Parameters of a rollup-bench run. */
@@ -78,18 +78,8 @@ export async function runRollupBench(provisioned: ProvisionedDatabase, o: Rollup
   log(`(tenant_id, paid_at) index built after the load and ANALYZEd in ${indexSeconds.toFixed(1)} s`)
 
   // 2. The rollup, rebuilt for every tenant ---------------------------------------------------------
-  const target = rollupTable(TARGET, { groupBy: { category: 'varchar(64)' }, measures: { total: 'numeric(14,2)', count: 'integer' }, tenantType: 'bigint' })
+  const { target, rollup } = expensesRollup({ source: SOURCE, target: TARGET, zone: o.zone })
   await target.create(db)
-  const rollup = new MonthlyRollup({
-    source: SOURCE,
-    target,
-    at: 'paid_at',
-    tenant: 'tenant_id',
-    groupBy: ['category'],
-    measures: { total: sql`sum(amount)`, count: sql`count(*)` },
-    where: sql`status <> 'cancelled'`,
-    zone: o.zone,
-  })
   const { rows: span } = await sql<{ first: Date; last: Date }>`select min(paid_at) as first, max(paid_at) as last from ${sql.raw(SOURCE)}`.execute(db)
   const since = span[0]!.first
   const until = span[0]!.last

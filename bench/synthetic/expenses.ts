@@ -1,3 +1,5 @@
+import { sql } from 'kysely'
+import { MonthlyRollup, rollupTable, type RollupTable } from '../../src/index.js'
 import { seededRandom } from './random.js'
 
 /** One expense row as the benches and tests seed it. */
@@ -92,4 +94,32 @@ export function* expensesCopyText(rows: Iterable<ExpenseRow>, linesPerChunk = 50
     }
   }
   if (lines.length) yield Buffer.from(lines.join('\n') + '\n')
+}
+
+/**
+ * The expenses dashboard's rollup, as the benches, the budget and the tests declare it: totals and
+ * counts by category per local month, cancelled expenses left out.
+ *
+ * ### Examples
+ * ```ts
+ * const { target, rollup } = expensesRollup({ source: 'expenses', target: 'expenses_monthly', zone: 'America/Mexico_City' })
+ * ```
+ */
+export function expensesRollup(o: { source: string; target: string; zone: string }): { target: RollupTable; rollup: MonthlyRollup } {
+  const target = rollupTable(o.target, {
+    groupBy: { category: 'varchar(64)' },
+    measures: { total: 'numeric(14,2)', count: 'integer' },
+    tenantType: 'bigint',
+  })
+  const rollup = new MonthlyRollup({
+    source: o.source,
+    target,
+    at: 'paid_at',
+    tenant: 'tenant_id',
+    groupBy: ['category'],
+    measures: { total: sql`sum(amount)`, count: sql`count(*)` },
+    where: sql`status <> 'cancelled'`,
+    zone: o.zone,
+  })
+  return { target, rollup }
 }

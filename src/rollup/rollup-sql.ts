@@ -31,21 +31,12 @@ function pieces(p: RollupParts) {
  * an earlier statement so this statement's snapshot sees every refresh that committed before.
  */
 export function refreshStatement(p: RollupParts, tenantId: unknown, month: unknown): RawBuilder<unknown> {
-  const { groups, targetColumns, measureSelect, where, tenantParam } = pieces(p)
-  const groupList = groups.length ? sql.join(groups) : undefined
+  const { targetColumns, tenantParam } = pieces(p)
   return sql`
     with removed as (
       delete from ${sql.raw(p.target.qualified)} where tenant_id = ${tenantParam(tenantId)} and month = ${month}::date
       returning 1
-    ), fresh as (
-      select ${groupList ? sql`${groupList}, ` : sql``}${measureSelect}
-      from ${sql.raw(p.source)}
-      where ${id(p.tenant)} = ${tenantId}
-        and ${id(p.at)} >= (${month}::date::timestamp at time zone ${p.zone})
-        and ${id(p.at)} < ((${month}::date + interval '1 month')::timestamp at time zone ${p.zone})
-        and ${where}
-      ${groupList ? sql`group by ${groupList}` : sql``}
-    )
+    ), fresh as (${bucketAggregate(p, tenantId, month)})
     insert into ${sql.raw(p.target.qualified)} (${targetColumns})
     select ${tenantParam(tenantId)}, ${month}::date, fresh.* from fresh
     where (select count(*) from removed) >= 0`
@@ -88,7 +79,7 @@ export function rebuildStatement(p: RollupParts, tenantId: unknown, months: unkn
 }
 
 /** The bare aggregate of one bucket, without lock or write: what a refresh is compared with. */
-export function bucketAggregate(p: RollupParts, tenantId: unknown, month: string): RawBuilder<unknown> {
+export function bucketAggregate(p: RollupParts, tenantId: unknown, month: unknown): RawBuilder<unknown> {
   const { groups, measureSelect, where } = pieces(p)
   const groupList = groups.length ? sql.join(groups) : undefined
   return sql`

@@ -1,25 +1,10 @@
 import { sql } from 'kysely'
-import { MonthlyRollup, rollupTable, type Database } from '../../src/index.js'
-import { expensesCopyText, expensesDdl, generateExpenses, type ExpensesSpec } from '../../bench/synthetic/expenses.js'
+import type { Database } from '../../src/index.js'
+import { expensesCopyText, expensesDdl, expensesRollup as sharedExpensesRollup, generateExpenses, type ExpensesSpec } from '../../bench/synthetic/expenses.js'
 
 /** The issue's example rollup over `expenses`, in a given zone. */
 export function expensesRollup(zone = 'America/Mexico_City', table = 'expenses_monthly') {
-  const target = rollupTable(table, {
-    groupBy: { category: 'varchar(64)' },
-    measures: { total: 'numeric(14,2)', count: 'integer' },
-    tenantType: 'bigint',
-  })
-  const rollup = new MonthlyRollup({
-    source: 'expenses',
-    target,
-    at: 'paid_at',
-    tenant: 'tenant_id',
-    groupBy: ['category'],
-    measures: { total: sql`sum(amount)`, count: sql`count(*)` },
-    where: sql`status <> 'cancelled'`,
-    zone,
-  })
-  return { target, rollup }
+  return sharedExpensesRollup({ source: 'expenses', target: table, zone })
 }
 
 /** Creates `expenses` (with its `(tenant_id, paid_at)` index) and loads seeded rows. */
