@@ -23,6 +23,9 @@ class PgliteSession implements Session {
   constructor(private readonly pg: PgliteLike) {}
 
   async query(text: string, params: readonly unknown[]): Promise<SessionResult> {
+    // PGlite runs in this thread and resolves without I/O: yield one event-loop turn per statement,
+    // or a long run of statements starves timers and signal handlers (Ctrl-C would wait for the end).
+    await new Promise<void>((resolve) => setImmediate(resolve))
     await this.#learnVectorType()
     const command = firstKeyword(text)
     if (params.length === 0) {
