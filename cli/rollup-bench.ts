@@ -1,19 +1,12 @@
 #!/usr/bin/env node
 import { Command } from 'commander'
 import { renderRollupReport } from '../bench/rollup/render-rollup-report.js'
-import { runRollupBench } from '../bench/rollup/run-rollup-bench.js'
+import { runRollupBench, type RollupBenchOptions } from '../bench/rollup/run-rollup-bench.js'
 import { assertTimeZone } from '../src/rollup/local-month.js'
 import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
-interface RollupBenchCli extends CommonOptions {
-  rows: number
-  months: number
-  tenants: number
-  bigTenantRows: number
-  zone: string
-  reps: number
-  seed: string
-}
+/** The parsed options: the bench's parameters plus the common ones. */
+type RollupBenchCli = CommonOptions & Omit<RollupBenchOptions, 'keep' | 'showProgress'>
 
 /** Builds the `rollup-bench` command (commander wiring only; the work is in bench/rollup). */
 export function rollupBenchCommand(): Command {
