@@ -4,13 +4,12 @@ import type { Database } from '../db/database.js'
 import { migrateObject } from '../db/object-migrations.js'
 import { InvalidArgumentError, SchemaMismatchError } from '../errors.js'
 import { BinaryCopyWriter, chunkFull } from './binary-copy.js'
-import { assertEmbedding, assertId, assertMetadata } from './embedding.js'
+import { assertEmbedding, assertId, assertMetadata, type Embedding } from './embedding.js'
 import { buildIndex, buildParameters, indexBytes, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
 import { storeIndexNames, tenantIndexName } from './index-names.js'
 import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig } from './store-config.js'
 import { renderStatements, type StoreStatements } from './store-sql.js'
 import { TenantStore } from './tenant-store.js'
-import type { Embedding } from './embedding.js'
 
 /** A row of {@link PgVectorStore.bulkIngest}. */
 export interface IngestRow {
