@@ -1,5 +1,7 @@
 // The public API of pgscale. Internals are not re-exported.
+export { adoptDatabase, type DatabaseHandle } from './db/adopt.js'
 export { connect, connectPglite, redactUrl, type ConnectOptions } from './db/connect.js'
+export { joinTransaction, type AppTransaction } from './db/joined-transaction.js'
 export {
   Database,
   type DatabaseConfig,
@@ -43,11 +45,11 @@ export {
   PgVectorStore,
   type BulkIngestOptions,
   type BulkIngestResult,
-  type IngestRow,
   type OptimizeOptions,
   type OptimizeResult,
   type StoreStats,
 } from './store/pg-vector-store.js'
+export type { IngestOptions, IngestResult, IngestRow, SkippedRow, TenantIngestRow } from './store/bulk-ingest.js'
 export type { Embedding } from './store/embedding.js'
 export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'
 export type { Distance, PgVectorStoreConfig, ResolvedStoreConfig } from './store/store-config.js'

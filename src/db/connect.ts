@@ -1,13 +1,14 @@
 import { ConnectionError, InvalidArgumentError, PgScaleError } from '../errors.js'
 import { sql } from 'kysely'
 import { Database, type DatabaseConfig } from './database.js'
-import { createNodePostgresPool } from './node-postgres-pool.js'
+import { createNodePostgresPool, isPgPool } from './node-postgres-pool.js'
+import type pg from 'pg'
 import { createPglitePool, type PgliteLike } from './pglite-pool.js'
 import { ensureVectorExtension } from './server-info.js'
 
 /** Options of {@link connect}. */
 export interface ConnectOptions extends DatabaseConfig {
-  /** Most connections open at once. Default 10. */
+  /** Most connections open at once (a URL or a config without `max`). Default 10. */
   maxConnections?: number
   /** `application_name` reported to the server. Default `pgscale`. */
   applicationName?: string
@@ -19,26 +20,43 @@ export interface ConnectOptions extends DatabaseConfig {
 }
 
 /**
- * Connects to a PostgreSQL server by URL and returns a {@link Database}.
+ * Connects to a PostgreSQL server and returns a {@link Database}. `source` is a URL, a
+ * node-postgres `PoolConfig` (SSL, `max`, `connectionTimeoutMillis`, `idleTimeoutMillis`,
+ * `statement_timeout`, ...), or the app's own `pg.Pool`, which is borrowed: `db.close()` leaves it open.
  *
  * ### Examples
  * ```ts
  * const db = await connect('postgres://app@localhost:5432/app')
+ * const tls = await connect({ connectionString: url, ssl: { rejectUnauthorized: true }, max: 20, connectionTimeoutMillis: 5000 })
+ * const shared = await connect(appPool)
  * await db.close()
  * ```
  */
-export async function connect(url: string, options: ConnectOptions = {}): Promise<Database> {
-  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)) {
-    throw new InvalidArgumentError(`expected a postgres:// URL, got ${JSON.stringify(redactUrl(String(url)))}`)
-  }
-  const db = new Database(createNodePostgresPool(url, options), options)
+export async function connect(source: string | pg.PoolConfig | pg.Pool, options: ConnectOptions = {}): Promise<Database> {
+  const where = describeSource(source)
+  const db = new Database(createNodePostgresPool(source, options), options)
   try {
     return await prepare(db, options)
   } catch (err) {
     if (err instanceof PgScaleError && err.code !== 'DATABASE_ERROR') throw err
     const reason = err instanceof Error ? ((err as { code?: string }).code ?? err.message) : String(err)
-    throw new ConnectionError(`could not connect to ${redactUrl(url)}: ${reason}`, { cause: err })
+    throw new ConnectionError(`could not connect to ${where}: ${reason}`, { cause: err })
   }
+}
+
+/** Checks what {@link connect} was given and names it for messages (password hidden). */
+function describeSource(source: unknown): string {
+  if (typeof source === 'string') {
+    if (!/^postgres(ql)?:\/\//.test(source)) throw new InvalidArgumentError(`expected a postgres:// URL, got ${JSON.stringify(redactUrl(source))}`)
+    return redactUrl(source)
+  }
+  if (isPgPool(source)) return 'the given pg.Pool'
+  if (source !== null && typeof source === 'object' && !Array.isArray(source)) {
+    const config = source as pg.PoolConfig
+    if (config.connectionString !== undefined) return describeSource(config.connectionString)
+    return `${config.host ?? 'the default host'}${config.port ? `:${config.port}` : ''}`
+  }
+  throw new InvalidArgumentError(`expected a postgres:// URL, a pg.PoolConfig or a pg.Pool, got ${source === null ? 'null' : typeof source}`)
 }
 
 /**

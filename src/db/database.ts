@@ -16,7 +16,20 @@ import { renderSetLocal, type LocalSettings } from './local-settings.js'
 import type { Capabilities, CopySource, SessionPool } from './session.js'
 
 const COMMIT = CompiledQuery.raw('COMMIT')
+let savepoints = 0
 const ROLLBACK = CompiledQuery.raw('ROLLBACK')
+
+/**
+ * Rolls back whatever transaction a failed statement left open on `conn`; when that fails too
+ * (the connection died), marks the connection broken so the pool discards it instead of reusing it.
+ */
+async function rollbackOrDiscard(conn: SessionConnection): Promise<void> {
+  try {
+    await conn.executeQuery(ROLLBACK)
+  } catch (rollbackError) {
+    conn.broken = rollbackError
+  }
+}
 
 /** The raw connection of a transaction: statements as compiled queries, and COPY. */
 export type TransactionConnection = SessionConnection
@@ -30,6 +43,12 @@ export interface TransactionOptions {
    * it for advisory locks whose keys it computed). Never put user text here.
    */
   prelude?: readonly string[]
+  /**
+   * The callback only reads. Inside a transaction the app opened (see `forTenant(id, { transaction })`),
+   * pgscale's transaction is a savepoint; a read-only one is rolled back to, which also undoes its
+   * `SET LOCAL` settings, so they never leak into the rest of the app's transaction.
+   */
+  readOnly?: boolean
 }
 
 /** A Kysely transaction that can also `COPY ... FROM STDIN` on its connection. */
@@ -66,6 +85,8 @@ export class Database<DB = any> extends Kysely<DB> {
   readonly capabilities: Capabilities
   readonly #driver: SessionDriver
   readonly #config: KyselyConfig
+  readonly #pool: SessionPool
+  #plain: Database<DB> | undefined
   #citus: Promise<boolean> | undefined
   #closed: Promise<void> | undefined
 
@@ -85,6 +106,23 @@ export class Database<DB = any> extends Kysely<DB> {
     this.capabilities = pool.capabilities
     this.#driver = driver
     this.#config = kyselyConfig
+    this.#pool = pool
+  }
+
+  /**
+   * This handle without plugins, on the same pool (this handle itself when it has none). pgscale
+   * runs its own statements through it, so an app's `CamelCasePlugin` never changes what pgscale
+   * reads or returns. Closing it closes the shared pool: close the original instead.
+   *
+   * ### Examples
+   * ```ts
+   * const plain = db.withoutPlugins()
+   * ```
+   */
+  override withoutPlugins(): Database<DB> {
+    if (!this.#config.plugins?.length) return this
+    this.#plain ??= new Database<DB>(this.#pool, { log: this.#config.log })
+    return this.#plain
   }
 
   /**
@@ -154,22 +192,39 @@ export class Database<DB = any> extends Kysely<DB> {
   async withTransactionConnection<T>(fn: (conn: TransactionConnection) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const settings = options.settings ?? {}
     const citus = Object.keys(settings).length > 0 ? await this.hasCitus() : false
-    const begin = CompiledQuery.raw(['BEGIN', renderSetLocal(settings, citus), ...(options.prelude ?? [])].filter(Boolean).join('; '))
+    const opening = (first: string) => CompiledQuery.raw([first, renderSetLocal(settings, citus), ...(options.prelude ?? [])].filter(Boolean).join('; '))
+    if (this.#pool.joinsTransaction) return this.#withSavepoint(fn, opening, options.readOnly === true)
+    const begin = opening('BEGIN')
     const conn = await this.#driver.acquireConnection()
     try {
+      // BEGIN and its settings travel in one message: if any of it fails (a bad setting, a lock
+      // timeout in the prelude, a cancel), the transaction block is open and aborted, so it is
+      // rolled back like any other failure before the connection goes back to the pool.
       await conn.executeQuery(begin)
-      try {
-        const result = await fn(conn)
-        await conn.executeQuery(COMMIT)
-        return result
-      } catch (err) {
-        try {
-          await conn.executeQuery(ROLLBACK)
-        } catch (rollbackError) {
-          conn.broken = rollbackError
-        }
-        throw err
-      }
+      const result = await fn(conn)
+      await conn.executeQuery(COMMIT)
+      return result
+    } catch (err) {
+      await rollbackOrDiscard(conn)
+      throw err
+    } finally {
+      await this.#driver.releaseConnection(conn)
+    }
+  }
+
+  /** pgscale's transaction nested in the app's as a savepoint (see {@link TransactionOptions.readOnly}). */
+  async #withSavepoint<T>(fn: (conn: TransactionConnection) => Promise<T>, opening: (first: string) => CompiledQuery, readOnly: boolean): Promise<T> {
+    const name = `pgscale_${++savepoints}`
+    const undo = CompiledQuery.raw(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`)
+    const conn = await this.#driver.acquireConnection()
+    try {
+      await conn.executeQuery(opening(`SAVEPOINT ${name}`))
+      const result = await fn(conn)
+      await conn.executeQuery(readOnly ? undo : CompiledQuery.raw(`RELEASE SAVEPOINT ${name}`))
+      return result
+    } catch (err) {
+      await conn.executeQuery(undo).catch(() => {})
+      throw err
     } finally {
       await this.#driver.releaseConnection(conn)
     }

@@ -19,14 +19,35 @@ const SETTING_VALUE = /^[A-Za-z0-9_.-]{1,64}$/
  * ```
  */
 export function renderSetLocal(settings: LocalSettings, citus: boolean): string {
+  const statements = renderSettings(settings, 'SET LOCAL')
+  if (citus && statements.length > 0) statements.unshift(`SET LOCAL citus.propagate_set_commands = 'local'`)
+  return statements.join('; ')
+}
+
+/**
+ * Session-level `SET` statements and the `RESET`s that undo them, for work that cannot run in a
+ * transaction block (`CREATE INDEX CONCURRENTLY`). Validated like {@link renderSetLocal}.
+ *
+ * ### Examples
+ * ```ts
+ * renderSessionSettings({ maintenance_work_mem: '1GB' })
+ * // { set: "SET maintenance_work_mem = '1GB'", reset: 'RESET maintenance_work_mem' }
+ * ```
+ */
+export function renderSessionSettings(settings: LocalSettings): { set: string; reset: string } {
+  return {
+    set: renderSettings(settings, 'SET').join('; '),
+    reset: Object.keys(settings).map((name) => `RESET ${name}`).join('; '),
+  }
+}
+
+function renderSettings(settings: LocalSettings, command: 'SET' | 'SET LOCAL'): string[] {
   const statements: string[] = []
   for (const [name, raw] of Object.entries(settings)) {
     if (!SETTING_NAME.test(name)) throw new InvalidArgumentError(`invalid setting name ${JSON.stringify(name)}`)
-    const value = settingValue(name, raw)
-    statements.push(`SET LOCAL ${name} = '${value}'`)
+    statements.push(`${command} ${name} = '${settingValue(name, raw)}'`)
   }
-  if (citus && statements.length > 0) statements.unshift(`SET LOCAL citus.propagate_set_commands = 'local'`)
-  return statements.join('; ')
+  return statements
 }
 
 function settingValue(name: string, raw: string | number | boolean): string {

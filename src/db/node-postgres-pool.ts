@@ -5,7 +5,7 @@ import { from as copyFromStream } from 'pg-copy-streams'
 import pgvector from 'pgvector'
 import type { Capabilities, CopySource, Session, SessionPool, SessionResult } from './session.js'
 
-/** Options of a node-postgres session pool. */
+/** Options of a node-postgres session pool that pgscale creates. */
 export interface NodePostgresPoolOptions {
   /** Most connections open at once. Default 10. */
   maxConnections?: number
@@ -26,10 +26,14 @@ class VectorTypeParsers {
 }
 
 class NodePostgresSession implements Session {
-  constructor(readonly client: pg.PoolClient) {}
+  constructor(
+    readonly client: pg.PoolClient,
+    private readonly types: pg.CustomTypesConfig,
+  ) {}
 
   async query(text: string, params: readonly unknown[]): Promise<SessionResult> {
-    const result = await this.client.query(text, params.length > 0 ? [...params] : undefined)
+    // Type parsers per query: a pool the app lent keeps its own parsers for the app's queries.
+    const result = await this.client.query({ text, values: params.length > 0 ? [...params] : undefined, types: this.types })
     // A multi-statement text returns one result per statement: the last one is the answer.
     const last = Array.isArray(result) ? (result[result.length - 1] as pg.QueryResult) : result
     return { rows: last.rows, rowCount: last.rowCount, command: last.command }
@@ -42,25 +46,45 @@ class NodePostgresSession implements Session {
   }
 }
 
+/** True for a node-postgres `Pool` (or a compatible one): what an app that already has a pool passes. */
+export function isPgPool(value: unknown): value is pg.Pool {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as pg.Pool).connect === 'function' &&
+    typeof (value as pg.Pool).query === 'function' &&
+    typeof (value as pg.Pool).end === 'function' &&
+    'totalCount' in value
+  )
+}
+
 /**
- * A {@link SessionPool} over node-postgres' `Pool`, COPY through pg-copy-streams.
+ * A {@link SessionPool} over node-postgres' `Pool`, COPY through pg-copy-streams. Given a URL or a
+ * `pg.PoolConfig` (SSL, `max`, timeouts, ...) it creates the pool and `close()` ends it; given an
+ * existing `pg.Pool` it borrows it: `close()` leaves the app's pool open.
  *
  * ### Examples
  * ```ts
  * const db = new Database(createNodePostgresPool('postgres://localhost/app'))
+ * const shared = new Database(createNodePostgresPool(appPool)) // the app's pool, not a second one
  * ```
  */
-export function createNodePostgresPool(url: string, options: NodePostgresPoolOptions = {}): SessionPool {
+export function createNodePostgresPool(source: string | pg.PoolConfig | pg.Pool, options: NodePostgresPoolOptions = {}): SessionPool {
   const parsers = new VectorTypeParsers()
-  const maxConnections = options.maxConnections ?? 10
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: maxConnections,
-    application_name: options.applicationName ?? 'pgscale',
-    types: { getTypeParser: parsers.getTypeParser } as pg.CustomTypesConfig,
-  })
-  // An idle client that dies (server restart) must not crash the process; the pool replaces it.
-  pool.on('error', () => {})
+  const types = { getTypeParser: parsers.getTypeParser } as pg.CustomTypesConfig
+  const borrowed = isPgPool(source)
+  let pool: pg.Pool
+  if (borrowed) {
+    pool = source
+  } else {
+    const config: pg.PoolConfig = typeof source === 'string' ? { connectionString: source } : { ...source }
+    config.max ??= options.maxConnections ?? 10
+    config.application_name ??= options.applicationName ?? 'pgscale'
+    pool = new pg.Pool(config)
+    // An idle client that dies (server restart) must not crash the process; the pool replaces it.
+    pool.on('error', () => {})
+  }
+  const maxConnections = pool.options.max ?? 10
   const capabilities: Capabilities = { concurrentConnections: true, maxConnections, copy: 'stream' }
   const sessions = new WeakMap<pg.PoolClient, NodePostgresSession>()
 
@@ -79,7 +103,7 @@ export function createNodePostgresPool(url: string, options: NodePostgresPoolOpt
       }
       let session = sessions.get(client)
       if (!session) {
-        session = new NodePostgresSession(client)
+        session = new NodePostgresSession(client, types)
         sessions.set(client, session)
       }
       return session
@@ -88,7 +112,26 @@ export function createNodePostgresPool(url: string, options: NodePostgresPoolOpt
       ;(session as NodePostgresSession).client.release(error ? (error as Error) : undefined)
     },
     async close() {
-      await pool.end()
+      if (!borrowed) await pool.end()
     },
+  }
+}
+
+/**
+ * A {@link Session} on one node-postgres client the app holds (e.g. inside its own `BEGIN`):
+ * pgvector types parsed per query, COPY streamed. The app keeps the client; nothing releases it.
+ */
+export function clientSession(client: pg.ClientBase): Session {
+  const parsers = new VectorTypeParsers()
+  const session = new NodePostgresSession(client as pg.PoolClient, { getTypeParser: parsers.getTypeParser } as pg.CustomTypesConfig)
+  return {
+    async query(text, params) {
+      if (parsers.vectorOid === undefined) {
+        const { rows } = await client.query<{ oid: number }>(`select oid from pg_type where typname = 'vector'`)
+        parsers.vectorOid = rows[0]?.oid
+      }
+      return session.query(text, params)
+    },
+    copyFrom: (text, source) => session.copyFrom(text, source),
   }
 }

@@ -16,7 +16,10 @@ import { readServerInfo, type ProviderName } from './server-info.js'
 
 /** Options of {@link provision}. */
 export interface ProvisionOptions {
-  /** Which provider; `auto` (default) tries url → local → container → embedded. */
+  /**
+   * Which provider; `auto` (default): a configured URL (`url`, `DATABASE_URL`) if there is one —
+   * and if it fails, that error, never another provider — else local → container → embedded.
+   */
   provider?: ProviderName | 'auto'
   /** For `url`: the server. Default `DATABASE_URL`. */
   url?: string
@@ -91,7 +94,11 @@ export async function provision(options: ProvisionOptions = {}): Promise<Provisi
   if (provider !== 'auto') return withSkipped(await provisionWith(provider, options), [])
 
   const skipped: SkippedProvider[] = []
-  for (const candidate of ['url', 'local', 'container'] as const) {
+  // A URL someone configured (the option, --pg, DATABASE_URL) is what they meant: if it fails, that
+  // is the answer, never a silent fall-through to a throwaway database that loses the app's data.
+  if (checkProvider('url', options).available) return withSkipped(await provisionWith('url', options), skipped)
+  skipped.push({ provider: 'url', reason: 'no URL given (--pg URL) and DATABASE_URL is not set' })
+  for (const candidate of ['local', 'container'] as const) {
     const check = checkProvider(candidate, options)
     if (!check.available) {
       skipped.push({ provider: candidate, reason: check.reason })

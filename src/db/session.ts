@@ -29,13 +29,22 @@ export interface Capabilities {
   concurrentConnections: boolean
   /** The most connections the handle opens at once. */
   maxConnections: number
-  /** `COPY FROM STDIN` streams with constant memory (`stream`) or is buffered per call (`buffered`, PGlite). */
-  copy: 'stream' | 'buffered'
+  /**
+   * `COPY FROM STDIN` streams with constant memory (`stream`), is buffered per call (`buffered`,
+   * PGlite), or is not available (`none`: an app's Kysely, whose driver hides its client; bulk
+   * loads then use batched `INSERT`s).
+   */
+  copy: 'stream' | 'buffered' | 'none'
 }
 
 /** Hands out sessions; the driver releases each one when done, with the error that broke it, if any. */
 export interface SessionPool {
   readonly capabilities: Capabilities
+  /**
+   * Set when every session of this pool is inside a transaction the app opened: pgscale then
+   * nests its transactions as savepoints instead of `BEGIN`/`COMMIT`.
+   */
+  readonly joinsTransaction?: boolean
   acquire(): Promise<Session>
   release(session: Session, error?: unknown): void
   close(): Promise<void>

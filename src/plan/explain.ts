@@ -1,5 +1,5 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
+import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
 import type { LocalSettings } from '../db/local-settings.js'
 
 /** One node of a PostgreSQL plan (`EXPLAIN (FORMAT JSON)`), with the fields pgscale reads typed. */
@@ -45,18 +45,22 @@ export interface ExplainOptions {
  * ```ts
  * const plan = await explain(db, 'select * from items where tenant_id = $1', ['acme'])
  * const plan2 = await explain(db, db.selectFrom('items').selectAll().where('id', '=', 1))
+ * const plan3 = await explain(db, sql`select * from items where tenant_id = ${tenantId}`)
  * ```
  */
 export async function explain(
-  db: Database,
+  handle: DatabaseHandle,
   statement: string | CompiledQuery | Compilable,
   params: readonly unknown[] = [],
   options: ExplainOptions = {},
 ): Promise<Plan> {
+  const db = adoptDatabase(handle)
+  // A Kysely `sql` template compiles against a database (RawBuilder.compile(db)); a query builder
+  // compiles by itself and ignores the argument.
   const compiled = typeof statement === 'string'
     ? CompiledQuery.raw(statement, [...params])
     : 'compile' in statement
-      ? statement.compile()
+      ? (statement as { compile(db: unknown): CompiledQuery }).compile(db)
       : statement
   const prefix = options.analyze ? 'explain (analyze, format json) ' : 'explain (format json) '
   const rollback = new Error('pgscale explain rollback')

@@ -72,12 +72,29 @@ export function monthsBetween(first: string, last: string): string[] {
   return out
 }
 
-/** A signed 32-bit FNV-1a hash: the integer keys of `pg_advisory_xact_lock(int, int)`. */
-export function int32Hash(text: string): number {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
+/**
+ * The local month (`YYYY-MM-01`) an input names: `'YYYY-MM'` and date-only `'YYYY-MM-DD'` strings
+ * are local calendar dates in `zone` (so `'2025-03-01'` is March wherever the zone is, never UTC
+ * midnight of a day that is still February there); any other moment (a Date, an ISO string with a
+ * time, epoch ms) is placed in its local month in `zone`.
+ *
+ * ### Examples
+ * ```ts
+ * monthOf('2025-03-01', 'America/Mexico_City') // '2025-03-01'
+ * monthOf(new Date('2025-03-01T00:00:00Z'), 'America/Mexico_City') // '2025-02-01'
+ * ```
+ */
+export function monthOf(value: unknown, zone: string, what = 'moment'): string {
+  if (typeof value === 'string') {
+    const calendar = /^(\d{4})-(\d{2})(?:-(\d{2}))?$/.exec(value)
+    if (calendar) {
+      const [, year, month, day] = calendar
+      const daysInMonth = new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate()
+      if (Number(month) >= 1 && Number(month) <= 12 && (day === undefined || (Number(day) >= 1 && Number(day) <= daysInMonth))) {
+        return `${year}-${month}-01`
+      }
+      throw new InvalidArgumentError(`${what} ${JSON.stringify(value)} is not a calendar date`)
+    }
   }
-  return h | 0
+  return localMonth(toMoment(value, what), zone)
 }

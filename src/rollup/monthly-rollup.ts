@@ -2,9 +2,11 @@ import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
 import { Database } from '../db/database.js'
 import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError } from '../errors.js'
 import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
-import { assertTimeZone, int32Hash, localMonth, monthsBetween, toMoment } from './local-month.js'
-import { statementTemplate } from '../sql/statement-template.js'
-import { rebuildStatement, refreshStatement, type RollupParts } from './rollup-sql.js'
+import { assertTimeZone, monthOf, monthsBetween } from './local-month.js'
+import { combinerOf } from './measure-combiner.js'
+import { advisoryXactLock, int32Hash } from '../sql/advisory-lock.js'
+import { compileSql, statementTemplate } from '../sql/statement-template.js'
+import { rebuildStatement, refreshStatement, type AtKind, type RollupParts } from './rollup-sql.js'
 import type { RollupTable } from './rollup-table.js'
 
 /** Configuration of a {@link MonthlyRollup}. */
@@ -13,7 +15,10 @@ export interface MonthlyRollupConfig {
   source: string
   /** The rollup table from {@link rollupTable}. */
   target: RollupTable
-  /** The source's timestamp column (`timestamptz`). */
+  /**
+   * The source's time column: `timestamptz` (instants), `timestamp` (wall-clock times in `zone`)
+   * or `date` (calendar dates in `zone`). Checked on the server; any other type is refused.
+   */
   at: string
   /** The source's tenant column. */
   tenant: string
@@ -57,7 +62,6 @@ export interface ReadOptions {
 /** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
 export type RollupRow = { month: string } & Record<string, unknown>
 
-const COMBINE: Record<string, string> = { sum: 'sum', count: 'sum', min: 'min', max: 'max' }
 
 /**
  * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
@@ -78,9 +82,11 @@ const COMBINE: Record<string, string> = { sum: 'sum', count: 'sum', min: 'min', 
 export class MonthlyRollup {
   readonly #parts: RollupParts
   readonly #lockClass: number
-  readonly #validated = new WeakMap<object, Promise<void>>()
-  readonly #refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
-  readonly #rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
+  #validated: Promise<AtKind> | undefined
+  readonly #statements = new Map<AtKind, {
+    refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
+    rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
+  }>()
   /** The IANA zone of the buckets. */
   readonly zone: string
 
@@ -121,10 +127,23 @@ export class MonthlyRollup {
       measures,
       where: config.where,
       zone: this.zone,
+      atKind: 'timestamptz',
     }
     this.#lockClass = int32Hash(`pgscale.rollup:${target.qualified}`)
-    this.#refresh = statementTemplate(['tenant', 'month'], (v) => refreshStatement(this.#parts, v.tenant, v.month))
-    this.#rebuild = statementTemplate(['tenant', 'months'], (v) => rebuildStatement(this.#parts, v.tenant, v.months))
+  }
+
+  /** The refresh and rebuild statements for the `at` column's type, compiled once each. */
+  #statementsFor(atKind: AtKind) {
+    let statements = this.#statements.get(atKind)
+    if (!statements) {
+      const parts = { ...this.#parts, atKind }
+      statements = {
+        refresh: statementTemplate(['tenant', 'month'], (v) => refreshStatement(parts, v.tenant, v.month)),
+        rebuild: statementTemplate(['tenant', 'months'], (v) => rebuildStatement(parts, v.tenant, v.months)),
+      }
+      this.#statements.set(atKind, statements)
+    }
+    return statements
   }
 
   /** The validated parts the statements are built from (for plan tests and benches). */
@@ -146,9 +165,10 @@ export class MonthlyRollup {
    */
   async refreshAt(db: Kysely<any>, options: RefreshAtOptions): Promise<void> {
     const tenantId = assertTenantId(options?.tenantId)
-    const month = localMonth(toMoment(options.moment), this.zone)
-    await this.#validate(db)
-    await this.#write(db, [this.#lockStatement(tenantId, [month])], this.#refresh({ tenant: tenantId, month }))
+    const month = monthOf(options.moment, this.zone)
+    const plain = db.withoutPlugins()
+    const { refresh } = this.#statementsFor(await this.#validate(plain))
+    await this.#write(plain, [this.#lockStatement(tenantId, [month])], refresh({ tenant: tenantId, month }))
   }
 
   /**
@@ -163,14 +183,15 @@ export class MonthlyRollup {
    */
   async rebuild(db: Kysely<any>, options: RebuildOptions): Promise<{ months: number }> {
     const tenantId = assertTenantId(options?.tenantId)
-    const first = localMonth(toMoment(options.since, 'since'), this.zone)
-    const last = localMonth(toMoment(options.until, 'until'), this.zone)
+    const first = monthOf(options.since, this.zone, 'since')
+    const last = monthOf(options.until, this.zone, 'until')
     if (first > last) throw new InvalidArgumentError(`rebuild: since (${first.slice(0, 7)}) is after until (${last.slice(0, 7)})`)
     const months = monthsBetween(first, last)
     if (months.length > 1200) throw new InvalidArgumentError('rebuild: the range spans more than 100 years')
-    await this.#validate(db)
+    const plain = db.withoutPlugins()
+    const { rebuild } = this.#statementsFor(await this.#validate(plain))
     // JIT off: the planner overestimates the per-month scans and compiling costs more than it saves.
-    await this.#write(db, [`SET LOCAL jit = off`, this.#lockStatement(tenantId, months)], this.#rebuild({ tenant: tenantId, months }))
+    await this.#write(plain, [`SET LOCAL jit = off`, this.#lockStatement(tenantId, months)], rebuild({ tenant: tenantId, months }))
     return { months: months.length }
   }
 
@@ -187,7 +208,8 @@ export class MonthlyRollup {
    * ```
    */
   async read(db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
-    return (await this.readQuery(db, options).execute(db)).rows
+    const plain = db.withoutPlugins()
+    return (await this.readQuery(plain, options).execute(plain)).rows
   }
 
   /**
@@ -219,8 +241,13 @@ export class MonthlyRollup {
         order by ${sql.join([sql`month`, ...keptCols])}`
     }
     const measures = target.measures.map((m) => {
-      const combine = COMBINE[aggregateName(this.#parts.measures.find((x) => x.name === m.name)!.expression, db)]
-      if (!combine) throw new InvalidArgumentError(`read: measure ${m.name} is not a sum, count, min or max, so it cannot be combined over groups`)
+      const combine = combinerOf(compileSql(this.#parts.measures.find((x) => x.name === m.name)!.expression).sql)
+      if (!combine) {
+        throw new InvalidArgumentError(
+          `read: measure ${m.name} is not one plain sum(...), count(...), min(...) or max(...), so combining it over groups ` +
+            `would be wrong (count(distinct ...) counts twice, ratios average averages); read all groups, or store its parts as measures`,
+        )
+      }
       return sql.raw(`${combine}("${m.name}")::${m.type} as "${m.name}"`)
     })
     return sql<RollupRow>`select ${sql.join([monthCol, ...keptCols, ...measures])} from ${t}
@@ -230,17 +257,12 @@ export class MonthlyRollup {
   }
 
   #monthOf(value: unknown, what: string): string {
-    if (typeof value === 'string' && /^\d{4}-\d{2}$/.test(value)) {
-      const month = Number(value.slice(5))
-      if (month >= 1 && month <= 12) return `${value}-01`
-    }
-    return localMonth(toMoment(value, what), this.zone)
+    return monthOf(value, this.zone, what)
   }
 
   /** `SELECT pg_advisory_xact_lock(...)` on each month, in month order (no deadlocks between ranges). */
   #lockStatement(tenantId: string | number, months: readonly string[]): string {
-    const keys = months.map((m) => int32Hash(`${String(tenantId)}:${m}`))
-    return `SELECT ${keys.map((k) => `pg_advisory_xact_lock(${this.#lockClass}, ${k})`).join(', ')}`
+    return advisoryXactLock(this.#lockClass, months.map((m) => int32Hash(`${String(tenantId)}:${m}`)))
   }
 
   async #write(db: Kysely<any>, prelude: string[], statement: CompiledQuery): Promise<void> {
@@ -255,20 +277,21 @@ export class MonthlyRollup {
   }
 
   /**
-   * Checks once per handle what only the server can: the zone is known, the columns exist, and
-   * every measure is an aggregate (an aggregate over no rows still returns one row).
+   * Checks once (the first time it succeeds) what only the server can: the zone is known, the
+   * columns exist, the `at` column's type, and every measure is an aggregate.
    */
-  #validate(db: Kysely<any>): Promise<void> {
-    let done = this.#validated.get(db)
-    if (!done) {
-      done = this.#checkOnServer(db)
-      this.#validated.set(db, done)
-      done.catch(() => this.#validated.delete(db))
+  #validate(db: Kysely<any>): Promise<AtKind> {
+    if (!this.#validated) {
+      const done = this.#checkOnServer(db)
+      this.#validated = done
+      done.catch(() => {
+        if (this.#validated === done) this.#validated = undefined
+      })
     }
-    return done
+    return this.#validated
   }
 
-  async #checkOnServer(db: Kysely<any>): Promise<void> {
+  async #checkOnServer(db: Kysely<any>): Promise<AtKind> {
     const p = this.#parts
     try {
       await sql`select now() at time zone ${p.zone}`.execute(db)
@@ -292,6 +315,16 @@ export class MonthlyRollup {
       }
       if (rows.length !== 1) throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not an aggregate expression (sum(...), count(*), max(...), ...)`)
     }
+    const { rows } = await sql<{ type: string | null }>`
+      select format_type(a.atttypid, a.atttypmod) as type from pg_attribute a
+      where a.attrelid = to_regclass(${p.source}) and a.attname = ${p.at} and not a.attisdropped`.execute(db)
+    const kind = AT_KINDS[rows[0]?.type ?? '']
+    if (!kind) {
+      throw new InvalidArgumentError(
+        `MonthlyRollup: the at column ${p.source}.${p.at} is ${rows[0]?.type ?? 'not found'}; use timestamptz, timestamp (wall-clock times in ${p.zone}) or date`,
+      )
+    }
+    return kind
   }
 }
 
@@ -304,6 +337,8 @@ function assertTenantId(value: unknown): string | number {
   throw new InvalidArgumentError(`tenantId must be a non-empty string or a safe integer, got ${JSON.stringify(value)}`)
 }
 
-function aggregateName(expression: RawBuilder<unknown>, db: Kysely<any>): string {
-  return /^\s*([a-z_]+)\s*\(/i.exec(expression.compile(db).sql)?.[1]?.toLowerCase() ?? ''
+const AT_KINDS: Record<string, AtKind> = {
+  'timestamp with time zone': 'timestamptz',
+  'timestamp without time zone': 'timestamp',
+  date: 'date',
 }

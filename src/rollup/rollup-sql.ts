@@ -1,6 +1,9 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { RollupTable } from './rollup-table.js'
 
+/** How the source's time column is compared with a local month's bounds. */
+export type AtKind = 'timestamptz' | 'timestamp' | 'date'
+
 /** The validated parts a rollup's statements are built from. */
 export interface RollupParts {
   source: string
@@ -11,6 +14,24 @@ export interface RollupParts {
   measures: ReadonlyArray<{ name: string; expression: RawBuilder<unknown> }>
   where?: RawBuilder<unknown>
   zone: string
+  /** The `at` column's type: instants (`timestamptz`), wall-clock times or dates in `zone`. */
+  atKind: AtKind
+}
+
+/**
+ * The half-open bounds `[lo, hi)` of the local month starting at `month` (a `date` expression), in
+ * the `at` column's own type: instants for `timestamptz` (the zone's midnight, DST-correct), the
+ * wall-clock midnight for `timestamp`, the date for `date`. Never through the session TimeZone.
+ */
+function monthBounds(p: RollupParts, month: RawBuilder<unknown>): { lo: RawBuilder<unknown>; hi: RawBuilder<unknown> } {
+  switch (p.atKind) {
+    case 'timestamp':
+      return { lo: sql`${month}::timestamp`, hi: sql`(${month} + interval '1 month')::timestamp` }
+    case 'date':
+      return { lo: sql`${month}`, hi: sql`(${month} + interval '1 month')::date` }
+    case 'timestamptz':
+      return { lo: sql`(${month}::timestamp at time zone ${p.zone})`, hi: sql`((${month} + interval '1 month')::timestamp at time zone ${p.zone})` }
+  }
 }
 
 const id = (name: string) => sql.raw(`"${name}"`)
@@ -54,8 +75,8 @@ export function rebuildStatement(p: RollupParts, tenantId: unknown, months: unkn
   return sql`
     with months as (
       select m as pgscale_month,
-        (m::timestamp at time zone ${p.zone}) as pgscale_lo,
-        ((m + interval '1 month')::timestamp at time zone ${p.zone}) as pgscale_hi
+        ${monthBounds(p, sql`m`).lo} as pgscale_lo,
+        ${monthBounds(p, sql`m`).hi} as pgscale_hi
       from unnest(${months}::date[]) as u(m)
     ), removed as (
       delete from ${sql.raw(p.target.qualified)}
@@ -82,12 +103,13 @@ export function rebuildStatement(p: RollupParts, tenantId: unknown, months: unkn
 export function bucketAggregate(p: RollupParts, tenantId: unknown, month: unknown): RawBuilder<unknown> {
   const { groups, measureSelect, where } = pieces(p)
   const groupList = groups.length ? sql.join(groups) : undefined
+  const { lo, hi } = monthBounds(p, sql`${month}::date`)
   return sql`
     select ${groupList ? sql`${groupList}, ` : sql``}${measureSelect}
     from ${sql.raw(p.source)}
     where ${id(p.tenant)} = ${tenantId}
-      and ${id(p.at)} >= (${month}::date::timestamp at time zone ${p.zone})
-      and ${id(p.at)} < ((${month}::date + interval '1 month')::timestamp at time zone ${p.zone})
+      and ${id(p.at)} >= ${lo}
+      and ${id(p.at)} < ${hi}
       and ${where}
     ${groupList ? sql`group by ${groupList}` : sql``}`
 }

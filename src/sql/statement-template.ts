@@ -18,6 +18,19 @@ const compiler = new Kysely<any>({
   },
 })
 
+/**
+ * Compiles a `sql` fragment with the PostgreSQL dialect and no plugins (an app's
+ * `CamelCasePlugin` must not change pgscale's statements).
+ *
+ * ### Examples
+ * ```ts
+ * compileSql(sql`sum(${sql.ref('amount')})`).sql // 'sum("amount")'
+ * ```
+ */
+export function compileSql(fragment: RawBuilder<unknown>): CompiledQuery {
+  return fragment.compile(compiler)
+}
+
 /** A slot for a value supplied at each call. */
 class Slot {
   constructor(readonly name: string) {}

@@ -1,6 +1,9 @@
 import { DimensionMismatchError, InvalidArgumentError } from '../errors.js'
 import type { Distance } from './store-config.js'
 
+/** The largest finite float4: pgvector stores 4-byte floats, and a larger value overflows (22003). */
+export const FLOAT4_MAX = 3.4028234663852886e38
+
 /** An embedding as the store accepts it. */
 export type Embedding = readonly number[] | Float32Array | Float64Array
 
@@ -20,6 +23,9 @@ export function assertEmbedding(value: unknown, dimensions: number, distance: Di
     if (typeof x !== 'number' || !Number.isFinite(x)) {
       throw new InvalidArgumentError(`${where}: embedding[${i}] is ${String(x)}; every value must be a finite number`)
     }
+    if (Math.abs(x) > FLOAT4_MAX) {
+      throw new InvalidArgumentError(`${where}: embedding[${i}] is ${x}, beyond a 4-byte float (±${FLOAT4_MAX})`)
+    }
     if (x !== 0) nonZero = true
   }
   if (!nonZero && distance === 'cosine') {
@@ -33,10 +39,20 @@ export function toVectorLiteral(v: Embedding): string {
   return `[${Array.prototype.join.call(v, ',')}]`
 }
 
-/** Checks a tenant or document id: a non-empty string of at most 256 characters. */
+/** A lone surrogate: not well-formed UTF-16. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Checks a tenant or document id: a non-empty string of at most 256 characters that PostgreSQL
+ * stores as it is: well-formed UTF-16 (a lone surrogate would be sent as U+FFFD, so two different
+ * ids would name one tenant) and no NUL character (text cannot hold it).
+ */
 export function assertId(value: unknown, what: 'tenant id' | 'document id'): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
     throw new InvalidArgumentError(`${what} must be a non-empty string of at most 256 characters, got ${JSON.stringify(value)}`)
+  }
+  if (LONE_SURROGATE.test(value) || value.includes('\u0000')) {
+    throw new InvalidArgumentError(`${what} ${JSON.stringify(value)} has a lone surrogate or a NUL character; ids must be well-formed text`)
   }
   return value
 }
@@ -47,6 +63,35 @@ export function assertK(value: unknown): number {
     throw new InvalidArgumentError(`k must be an integer from 1 to 1000, got ${String(value)}`)
   }
   return value as number
+}
+
+/**
+ * Checks a metadata filter: a plain object whose every value, at any depth, is JSON (string,
+ * finite number, boolean, null, array, object). An `undefined` would vanish in JSON and widen the
+ * filter (`{ owner: undefined }` would match every chunk), so it is an error, as is anything JSON
+ * cannot say.
+ */
+export function assertFilter(value: unknown, where: string): Record<string, unknown> {
+  const filter = assertMetadata(value, where)
+  assertJsonValue(filter, `${where}`)
+  return filter
+}
+
+function assertJsonValue(value: unknown, path: string): void {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) return
+    throw new InvalidArgumentError(`${path} is ${value}, which JSON cannot hold`)
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => assertJsonValue(item, `${path}[${i}]`))
+    return
+  }
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const [key, item] of Object.entries(value)) assertJsonValue(item, `${path}.${key}`)
+    return
+  }
+  throw new InvalidArgumentError(`${path} is ${value === undefined ? 'undefined' : typeof value}; a filter holds only JSON values (an undefined would match everything)`)
 }
 
 /** Checks metadata: a plain JSON object (or undefined → `{}`). */

@@ -1,5 +1,6 @@
 import { CompiledQuery, sql } from 'kysely'
 import type { Database } from '../db/database.js'
+import { renderSessionSettings } from '../db/local-settings.js'
 import { DatabaseError, IndexBuildError, InvalidArgumentError } from '../errors.js'
 import { MAX_HNSW_DIMENSIONS, type ResolvedStoreConfig } from './store-config.js'
 
@@ -15,6 +16,12 @@ export interface IndexBuildOptions {
   maintenanceWorkMem?: string | number
   /** Called about once a second with progress from `pg_stat_progress_create_index` (server providers). */
   onProgress?: (progress: IndexBuildProgress) => void
+  /**
+   * `CREATE INDEX CONCURRENTLY`: writes go on during the build (it takes a SHARE UPDATE EXCLUSIVE
+   * lock instead of SHARE), at the price of a longer build that first waits for running
+   * transactions. A failed concurrent build leaves an INVALID index, which is dropped. Default false.
+   */
+  concurrently?: boolean
 }
 
 /** A progress report of a running build. */
@@ -81,9 +88,11 @@ function memoryAtLeast(bytes: number): string {
 }
 
 /**
- * Builds an HNSW index with `ddl` (a complete `CREATE INDEX IF NOT EXISTS` statement built from
- * validated parts), with this build's settings applied by `SET LOCAL`, progress polled from
- * another connection, and the known failures turned into {@link IndexBuildError}s.
+ * Builds an HNSW index with `ddl` (a complete `CREATE INDEX [CONCURRENTLY] IF NOT EXISTS` statement
+ * built from validated parts, `CONCURRENTLY` when `options.concurrently`), with this build's
+ * settings, progress polled from another connection, and the known failures turned into
+ * {@link IndexBuildError}s. An INVALID index of the same name (a concurrent build that failed, here
+ * or in a process that died) is dropped first; a concurrent build that fails drops its own.
  */
 export async function buildIndex(
   db: Database,
@@ -91,17 +100,20 @@ export async function buildIndex(
   settings: Record<string, string | number>,
   options: IndexBuildOptions,
 ): Promise<IndexBuildResult> {
-  const exists = await indexBytes(db, index.schema, index.name)
-  if (exists !== undefined) return { index: index.name, built: false, seconds: 0, bytes: exists, warnings: [] }
+  const existing = await indexState(db, index.schema, index.name)
+  if (existing?.valid) return { index: index.name, built: false, seconds: 0, bytes: existing.bytes, warnings: [] }
+  if (existing) await dropIndex(db, index.schema, index.name, options.concurrently === true)
   const started = performance.now()
   const stopPolling = options.onProgress && db.capabilities.concurrentConnections
     ? pollProgress(db, index.qualifiedTable, started, options.onProgress)
     : undefined
   try {
-    await db.transaction(async (trx) => {
+    if (options.concurrently) await buildConcurrently(db, index.ddl, settings)
+    else await db.transaction(async (trx) => {
       await trx.executeQuery(CompiledQuery.raw(index.ddl))
     }, { settings })
   } catch (err) {
+    if (options.concurrently) await dropInvalidIndex(db, index.schema, index.name).catch(() => {})
     throw explainBuildFailure(err, settings)
   } finally {
     await stopPolling?.()
@@ -121,6 +133,42 @@ export async function buildIndex(
   }
   options.onProgress?.({ phase: 'done', tuplesDone: 0, tuplesTotal: 0, blocksDone: 0, blocksTotal: 0, elapsedMs: seconds * 1000 })
   return { index: index.name, built: true, seconds, bytes, warnings }
+}
+
+/**
+ * `CREATE INDEX CONCURRENTLY` cannot run in a transaction block: the build's settings are set for
+ * the session and reset afterwards (only those; an app's pool keeps its own session settings).
+ */
+async function buildConcurrently(db: Database, ddl: string, settings: Record<string, string | number>): Promise<void> {
+  const { set, reset } = renderSessionSettings(settings)
+  await db.connection().execute(async (conn) => {
+    try {
+      if (set) await conn.executeQuery(CompiledQuery.raw(set))
+      await conn.executeQuery(CompiledQuery.raw(ddl))
+    } finally {
+      if (reset) await conn.executeQuery(CompiledQuery.raw(reset)).catch(() => {})
+    }
+  })
+}
+
+/** Whether an index exists, its size, and whether it is valid (a failed concurrent build leaves it INVALID). */
+export async function indexState(db: Database, schema: string | undefined, name: string): Promise<{ bytes: number; valid: boolean } | undefined> {
+  const qualified = schema ? `"${schema}"."${name}"` : `"${name}"`
+  const { rows } = await sql<{ bytes: string; valid: boolean }>`
+    select pg_relation_size(x.indexrelid)::text as bytes, x.indisvalid as valid
+    from pg_index x where x.indexrelid = to_regclass(${qualified})`.execute(db)
+  return rows[0] ? { bytes: Number(rows[0].bytes), valid: rows[0].valid } : undefined
+}
+
+/** Drops the index if it exists and is INVALID. */
+export async function dropInvalidIndex(db: Database, schema: string | undefined, name: string): Promise<void> {
+  const state = await indexState(db, schema, name)
+  if (state && !state.valid) await dropIndex(db, schema, name, false)
+}
+
+async function dropIndex(db: Database, schema: string | undefined, name: string, concurrently: boolean): Promise<void> {
+  const qualified = schema ? `"${schema}"."${name}"` : `"${name}"`
+  await db.executeQuery(CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${qualified}`))
 }
 
 /** The size of an index in bytes, or undefined when it does not exist. `schema` defaults to the search path. */

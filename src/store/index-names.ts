@@ -21,11 +21,15 @@ export function storeIndexNames(table: string): { primaryKey: string; searchText
     primaryKey: fitIdentifier(table, 'pkey'),
     searchText: fitIdentifier(table, 'search_text_gin'),
     sharedHnsw: fitIdentifier(table, 'embedding_hnsw'),
-    tenantPrefix: fitIdentifier(table, 'tenant_'),
+    // Fitted with room for the tenant's hash, so a long table name never pushes it past 63 bytes
+    // (PostgreSQL would truncate the names and every tenant's index would collide).
+    tenantPrefix: fitIdentifier(table, `tenant_${'0'.repeat(TENANT_HASH)}`).slice(0, -TENANT_HASH),
   }
 }
 
-/** The name of a tenant's own HNSW index: the table's prefix and a hash of the tenant id. */
+const TENANT_HASH = 16
+
+/** The name of a tenant's own HNSW index: the table's prefix and a hash of the tenant id; at most 63 bytes. */
 export function tenantIndexName(table: string, tenantId: string): string {
-  return `${storeIndexNames(table).tenantPrefix}${shortHash(tenantId, 16)}`
+  return `${storeIndexNames(table).tenantPrefix}${shortHash(tenantId, TENANT_HASH)}`
 }

@@ -1,32 +1,20 @@
 import { CompiledQuery, sql } from 'kysely'
 import { chunksTableSteps } from '../../migrations/store/chunks-table.js'
+import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
 import type { Database } from '../db/database.js'
+import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/object-migrations.js'
 import { InvalidArgumentError, SchemaMismatchError } from '../errors.js'
-import { BinaryCopyWriter, chunkFull } from './binary-copy.js'
-import { assertEmbedding, assertId, assertMetadata, type Embedding } from './embedding.js'
+import { ingestRows, type IngestOptions, type IngestResult, type IngestRow } from './bulk-ingest.js'
+import { assertId } from './embedding.js'
 import { buildIndex, buildParameters, indexBytes, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
 import { storeIndexNames, tenantIndexName } from './index-names.js'
 import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig } from './store-config.js'
 import { renderStatements, type StoreStatements } from './store-sql.js'
 import { TenantStore } from './tenant-store.js'
 
-/** A row of {@link PgVectorStore.bulkIngest}. */
-export interface IngestRow {
-  tenantId: string
-  documentId: string
-  chunkIndex: number
-  content: string
-  embedding: Embedding
-  metadata?: Record<string, unknown>
-}
-
 /** Options of {@link PgVectorStore.bulkIngest}. */
-export interface BulkIngestOptions {
-  /** Called every `progressEvery` rows and at the end. */
-  onProgress?: (progress: { rows: number; elapsedMs: number }) => void
-  /** Default 10,000. */
-  progressEvery?: number
+export interface BulkIngestOptions extends IngestOptions {
   /**
    * What to do with HNSW indexes: `keep` loads through them; `rebuild` drops them, loads, and
    * rebuilds them in the same transaction (faster for large loads; blocks the table meanwhile);
@@ -40,10 +28,7 @@ export interface BulkIngestOptions {
 }
 
 /** What {@link PgVectorStore.bulkIngest} did. */
-export interface BulkIngestResult {
-  rows: number
-  seconds: number
-  rowsPerSecond: number
+export interface BulkIngestResult extends IngestResult {
   /** HNSW indexes dropped and rebuilt around the load. */
   rebuiltIndexes: string[]
   /** Advice, e.g. that a load this size would have been faster with `indexStrategy: 'rebuild'`. */
@@ -66,6 +51,8 @@ export interface OptimizeOptions {
   maxNewIndexes?: number
   /** Build options of the tenant indexes. */
   indexBuild?: IndexBuildOptions
+  /** Build (and drop) indexes without blocking writes: `CREATE INDEX CONCURRENTLY`. Default false. */
+  concurrently?: boolean
 }
 
 /** What {@link PgVectorStore.optimize} found and did. */
@@ -122,14 +109,18 @@ export class PgVectorStore {
   /**
    * Opens a store, creating its table and indexes if missing (idempotent; two processes opening
    * at once is safe). An existing table with other dimensions or distance is a {@link SchemaMismatchError}.
+   * `handle` is a pgscale {@link Database}, the app's `Kysely` or its `pg.Pool`: the store uses the
+   * app's pool, and the app's Kysely plugins never change what the store reads or returns.
    *
    * ### Examples
    * ```ts
    * const store = await PgVectorStore.open(db, { dimensions: 384 })
+   * const shared = await PgVectorStore.open(appKysely, { dimensions: 384 }) // or a pg.Pool
    * ```
    */
-  static async open(db: Database, config: PgVectorStoreConfig): Promise<PgVectorStore> {
+  static async open(handle: DatabaseHandle, config: PgVectorStoreConfig): Promise<PgVectorStore> {
     const resolved = resolveStoreConfig(config)
+    const db = adoptDatabase(handle)
     const key = `store:${resolved.schema ?? 'public'}.${resolved.table}`
     await migrateObject(
       db,
@@ -151,20 +142,31 @@ export class PgVectorStore {
   }
 
   /**
-   * A handle scoped to one tenant; every statement it sends filters `tenant_id = $1`.
+   * A handle scoped to one tenant; every statement it sends filters `tenant_id = $1`. With
+   * `transaction` (a Kysely `Transaction`, or a pg client on which the app ran `BEGIN`), every call
+   * of the handle runs inside the app's transaction, each as a savepoint: its writes commit or roll
+   * back with the app's, and a call that fails rolls back to its savepoint, leaving the app's
+   * transaction usable.
    *
    * ### Examples
    * ```ts
    * const acme = store.forTenant('acme')
+   * await db.transaction().execute(async (trx) => {
+   *   await trx.insertInto('documents').values(doc).execute()
+   *   await store.forTenant('acme', { transaction: trx }).replaceDocument(doc.id, chunks)
+   * })
    * ```
    */
-  forTenant(tenantId: string): TenantStore {
-    return new TenantStore(this.#db, this.config, this.#sql, tenantId)
+  forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
+    const db = options.transaction === undefined ? this.#db : joinTransaction(options.transaction)
+    return new TenantStore(db, this.config, this.#sql, tenantId)
   }
 
   /**
    * Loads rows through binary `COPY ... FROM STDIN`, streamed with constant memory on a server
-   * (PGlite: in batches). All or nothing: a bad row or a failure leaves the table as it was.
+   * (PGlite: in batches; an app's Kysely, which hides its client: batched INSERTs). All or nothing:
+   * a bad row or a failure leaves the table as it was, unless `onInvalidRow: 'skip'` leaves the
+   * invalid rows out (listed in `skipped`). For one tenant's rows, `forTenant(id).bulkIngest`.
    *
    * ### Examples
    * ```ts
@@ -172,66 +174,34 @@ export class PgVectorStore {
    * ```
    */
   async bulkIngest(rows: AsyncIterable<IngestRow> | Iterable<IngestRow>, options: BulkIngestOptions = {}): Promise<BulkIngestResult> {
-    const started = performance.now()
-    const every = options.progressEvery ?? 10_000
-    const hnsw = await this.#hnswIndexes()
     const strategy = options.indexStrategy ?? 'auto'
     if (!['keep', 'rebuild', 'auto'].includes(strategy)) {
       throw new InvalidArgumentError(`indexStrategy must be keep, rebuild or auto, got ${JSON.stringify(strategy)}`)
     }
+    const hnsw = await this.#hnswIndexes()
     let rebuild = strategy === 'rebuild'
     if (strategy === 'auto' && options.expectedRows !== undefined && hnsw.length > 0) {
       const current = (await this.#estimatedRows()) ?? 0
       rebuild = options.expectedRows >= 50_000 && options.expectedRows >= 0.25 * current
     }
     if (!rebuild) hnsw.length = 0
+    const result = await ingestRows(this.#db, {
+      config: this.config,
+      copySql: this.#sql.copyRows,
+      before: hnsw.map((index) => `drop index ${quoteQualified(this.config.schema, index.name)}`),
+      after: hnsw.map((index) => index.definition),
+      settings: rebuild ? buildParameters(this.config, options.indexBuild ?? {}).settings : {},
+    }, rows, options)
 
-    let count = 0
-    const onRow = () => {
-      count++
-      if (options.onProgress && count % every === 0) options.onProgress({ rows: count, elapsedMs: performance.now() - started })
-    }
-    const { dimensions, distance } = this.config
-    const batchRows = this.#db.capabilities.copy === 'stream' ? Number.POSITIVE_INFINITY : 5000
-    const iterator = toAsyncIterator(rows)
-
-    await this.#db.transaction(async (trx) => {
-      for (const index of hnsw) await trx.executeQuery(CompiledQuery.raw(`drop index ${quoteQualified(this.config.schema, index.name)}`))
-      let more = true
-      while (more) {
-        // One COPY per batch: one on a server (streamed), batches of 5,000 rows on PGlite.
-        const batch = async function* (): AsyncGenerator<Buffer> {
-          const writer = new BinaryCopyWriter().header()
-          let inBatch = 0
-          while (inBatch < batchRows) {
-            const next = await iterator.next()
-            if (next.done) {
-              more = false
-              break
-            }
-            encodeRow(writer, next.value, dimensions, distance, count)
-            inBatch++
-            onRow()
-            if (chunkFull(writer)) yield writer.take()
-          }
-          yield writer.trailer().take()
-        }
-        await trx.copyFrom(this.#sql.copyRows, batch())
-      }
-      for (const index of hnsw) await trx.executeQuery(CompiledQuery.raw(index.definition))
-    }, { settings: rebuild ? buildParameters(this.config, options.indexBuild ?? {}).settings : {} })
-
-    const seconds = (performance.now() - started) / 1000
-    options.onProgress?.({ rows: count, elapsedMs: seconds * 1000 })
     const hints: string[] = []
     const kept = rebuild ? [] : await this.#hnswIndexes()
-    if (!rebuild && kept.length > 0 && count >= 50_000) {
+    if (!rebuild && kept.length > 0 && result.rows >= 50_000) {
       hints.push(
-        `${count} rows went through ${kept.length} HNSW index(es) at ${Math.round(count / seconds)} rows/s; ` +
+        `${result.rows} rows went through ${kept.length} HNSW index(es) at ${Math.round(result.rowsPerSecond)} rows/s; ` +
           `for loads this size pass indexStrategy: 'rebuild' (or build the index after the load).`,
       )
     }
-    return { rows: count, seconds, rowsPerSecond: count / seconds, rebuiltIndexes: hnsw.map((i) => i.name), hints }
+    return { ...result, rebuiltIndexes: hnsw.map((i) => i.name), hints }
   }
 
   /**
@@ -247,7 +217,7 @@ export class PgVectorStore {
     const { m, efConstruction, settings } = buildParameters(this.config, options)
     const name = storeIndexNames(this.config.table).sharedHnsw
     const ddl =
-      `create index if not exists "${name}" on ${this.config.qualified} ` +
+      `create index ${options.concurrently ? 'concurrently ' : ''}if not exists "${name}" on ${this.config.qualified} ` +
       `using hnsw (embedding ${this.config.opclass}) with (m = ${m}, ef_construction = ${efConstruction})`
     return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl }, settings, options)
   }
@@ -267,8 +237,8 @@ export class PgVectorStore {
     const name = tenantIndexName(this.config.table, tenantId)
     // The tenant id is quoted by the server (format %L): DDL takes no bound parameters.
     const { rows } = await sql<{ ddl: string }>`
-      select format('create index if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s) where tenant_id = %L',
-        ${name}::text, ${this.config.qualified}::text, ${this.config.opclass}::text, ${m}::int, ${efConstruction}::int, ${tenantId}::text) as ddl`.execute(this.#db)
+      select format('create index %s if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s) where tenant_id = %L',
+        ${options.concurrently ? 'concurrently' : ''}::text, ${name}::text, ${this.config.qualified}::text, ${this.config.opclass}::text, ${m}::int, ${efConstruction}::int, ${tenantId}::text) as ddl`.execute(this.#db)
     return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl: rows[0]!.ddl }, settings, options)
   }
 
@@ -299,7 +269,7 @@ export class PgVectorStore {
     const alreadyIndexed: string[] = []
     const notes: string[] = []
     const promote = async (tenantId: string, rows: number, reason: 'size' | 'planner') => {
-      const result = await this.createTenantIndex(tenantId, options.indexBuild)
+      const result = await this.createTenantIndex(tenantId, { ...options.indexBuild, concurrently: options.concurrently ?? options.indexBuild?.concurrently })
       built.push({ tenantId, rows, index: result.index, seconds: result.seconds, bytes: result.bytes, reason })
       existing.add(result.index)
     }
@@ -329,7 +299,7 @@ export class PgVectorStore {
       if (built.some((b) => b.reason === 'planner')) await sql`analyze ${t}`.execute(this.#db)
       let dropped = false
       if (!servedBy && options.dropUnusedSharedIndex) {
-        await sql`drop index ${sql.raw(quoteQualified(this.config.schema, sharedName))}`.execute(this.#db)
+        await sql`drop index ${sql.raw(options.concurrently ? 'concurrently ' : '')}${sql.raw(quoteQualified(this.config.schema, sharedName))}`.execute(this.#db)
         dropped = true
       }
       sharedIndex = { name: sharedName, bytes: sharedBytes, servesAnyone: servedBy !== undefined, probedTenant: servedBy, dropped }
@@ -421,29 +391,6 @@ export class PgVectorStore {
     }, { settings: { 'hnsw.ef_search': this.config.defaultEfSearch, 'hnsw.iterative_scan': 'relaxed_order' } })
     return plan.includes(`"Index Name":"${index}"`)
   }
-}
-
-function encodeRow(writer: BinaryCopyWriter, row: IngestRow, dimensions: number, distance: ResolvedStoreConfig['distance'], seen: number): void {
-  const where = `bulkIngest row ${seen}`
-  if (row === null || typeof row !== 'object') throw new InvalidArgumentError(`${where}: expected an object`)
-  assertId(row.tenantId, 'tenant id')
-  assertId(row.documentId, 'document id')
-  if (!Number.isInteger(row.chunkIndex) || row.chunkIndex < 0 || row.chunkIndex > 2 ** 31 - 1) {
-    throw new InvalidArgumentError(`${where}: chunkIndex must be a non-negative integer`)
-  }
-  if (typeof row.content !== 'string') throw new InvalidArgumentError(`${where}: content must be a string`)
-  const embedding = assertEmbedding(row.embedding, dimensions, distance, where)
-  const metadata = row.metadata === undefined ? '{}' : JSON.stringify(assertMetadata(row.metadata, where))
-  writer.row(6).text(row.tenantId).text(row.documentId).int4(row.chunkIndex).text(row.content).jsonb(metadata).vector(embedding)
-}
-
-function toAsyncIterator<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> {
-  if (source !== null && typeof source === 'object' && Symbol.asyncIterator in source) return source[Symbol.asyncIterator]()
-  if (source !== null && typeof source === 'object' && Symbol.iterator in source) {
-    const it = (source as Iterable<T>)[Symbol.iterator]()
-    return { next: async () => it.next() }
-  }
-  throw new InvalidArgumentError('bulkIngest expects an iterable or async iterable of rows')
 }
 
 function quoteQualified(schema: string | undefined, name: string): string {

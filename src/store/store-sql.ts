@@ -91,7 +91,7 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
       ),
       fused as (
         select document_id, chunk_index,
-          coalesce(1.0 / ($6 + v.rank), 0) + coalesce(1.0 / ($6 + f.rank), 0) as score
+          coalesce(1.0 / ($6::float8 + v.rank), 0) + coalesce(1.0 / ($6::float8 + f.rank), 0) as score
         from by_vector v full outer join by_text f using (document_id, chunk_index)
       )
       select ${RESULT_COLUMNS.replace(/(document_id|chunk_index|content|metadata)/g, 'c.$1')},

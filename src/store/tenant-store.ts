@@ -2,7 +2,9 @@ import { CompiledQuery, type QueryResult } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { LocalSettings } from '../db/local-settings.js'
 import { InvalidArgumentError } from '../errors.js'
-import { assertEmbedding, assertId, assertK, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
+import { advisoryXactLock, int32Hash } from '../sql/advisory-lock.js'
+import { ingestRows, type IngestOptions, type IngestResult, type TenantIngestRow } from './bulk-ingest.js'
+import { assertEmbedding, assertFilter, assertId, assertK, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
 import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
 
@@ -99,8 +101,10 @@ export class TenantStore {
   }
 
   /**
-   * Replaces all chunks of a document with `chunks` (chunk_index 0..n-1) in one atomic statement:
-   * either all of it is written or nothing changes. An empty array deletes the document.
+   * Replaces all chunks of a document with `chunks` (chunk_index 0..n-1) atomically: either all of
+   * it is written or nothing changes. An empty array deletes the document. Writers of the same
+   * document take turns (a transaction-level advisory lock on tenant and document), so concurrent
+   * replaces leave exactly one whole version, never a mix.
    *
    * ### Examples
    * ```ts
@@ -126,18 +130,17 @@ export class TenantStore {
       metadata[i] = JSON.stringify(assertMetadata(chunk.metadata, where))
       vectors[i] = toVectorLiteral(assertEmbedding(chunk.embedding, this.#config.dimensions, this.#config.distance, where))
     }
-    const [row] = await this.#run<{ written: number; removed: number }>(this.#sql.replaceDocument, [
-      documentId,
-      indexes,
-      contents,
-      metadata,
-      vectors,
-    ])
+    const params = [documentId, indexes, contents, metadata, vectors]
+    const [row] = await this.#db.withTransactionConnection(
+      (conn) => this.#run<{ written: number; removed: number }>(this.#sql.replaceDocument, params, conn),
+      { prelude: [this.#documentLock(documentId)] },
+    )
     return { written: row?.written ?? 0, removed: row?.removed ?? 0 }
   }
 
   /**
-   * Deletes a document's chunks; resolves to how many were deleted (0 if it did not exist).
+   * Deletes a document's chunks; resolves to how many were deleted (0 if it did not exist). Takes
+   * the document's lock, like `replaceDocument`.
    *
    * ### Examples
    * ```ts
@@ -146,7 +149,10 @@ export class TenantStore {
    */
   async deleteDocument(documentId: string): Promise<number> {
     assertId(documentId, 'document id')
-    const result = await this.#execute(this.#sql.deleteDocument, [documentId])
+    const result = await this.#db.withTransactionConnection(
+      (conn) => this.#execute(this.#sql.deleteDocument, [documentId], conn),
+      { prelude: [this.#documentLock(documentId)] },
+    )
     return Number(result.numAffectedRows ?? 0n)
   }
 
@@ -165,7 +171,7 @@ export class TenantStore {
     const k = assertK(options.k ?? 10)
     const vector = toVectorLiteral(assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search'))
     const settings = this.#searchSettings(k, options.efSearch, options.iterativeScan ?? 'relaxed')
-    const filter = options.filter === undefined ? undefined : JSON.stringify(assertMetadata(options.filter, 'search filter'))
+    const filter = options.filter === undefined ? undefined : JSON.stringify(assertFilter(options.filter, 'search filter'))
     const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
     const params = filter === undefined ? [vector, k] : [vector, k, filter]
     return this.#db.withTransactionConnection(async (trx) => {
@@ -173,7 +179,7 @@ export class TenantStore {
       if (rows.length >= k || options.exactFallback === false) return rows
       const exactText = filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered
       return this.#run<SearchResult>(exactText, params, trx)
-    }, { settings })
+    }, { settings, readOnly: true })
   }
 
   /**
@@ -189,7 +195,7 @@ export class TenantStore {
     const k = assertK(options.k ?? 10)
     const vector = toVectorLiteral(assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch'))
     if (options.filter === undefined) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
-    const filter = JSON.stringify(assertMetadata(options.filter, 'exactSearch filter'))
+    const filter = JSON.stringify(assertFilter(options.filter, 'exactSearch filter'))
     return this.#run<SearchResult>(this.#sql.exactSearchFiltered, [vector, k, filter])
   }
 
@@ -219,8 +225,26 @@ export class TenantStore {
     const settings = this.#searchSettings(candidates, options.efSearch, 'relaxed')
     return this.#db.withTransactionConnection(
       (trx) => this.#run<HybridSearchResult>(this.#sql.hybridSearch, [vector, options.text, k, candidates, rrfK], trx),
-      { settings },
+      { settings, readOnly: true },
     )
+  }
+
+  /**
+   * Loads this tenant's rows (no `tenantId` in them) like {@link PgVectorStore.bulkIngest}: binary
+   * COPY, all or nothing unless `onInvalidRow: 'skip'`; HNSW indexes are kept (loaded through).
+   *
+   * ### Examples
+   * ```ts
+   * const { rows, skipped } = await acme.bulkIngest(chunks, { onInvalidRow: 'skip' })
+   * ```
+   */
+  bulkIngest(rows: AsyncIterable<TenantIngestRow> | Iterable<TenantIngestRow>, options: IngestOptions = {}): Promise<IngestResult> {
+    return ingestRows(this.#db, { config: this.#config, copySql: this.#sql.copyRows, tenantId: this.tenantId }, rows, options)
+  }
+
+  /** The advisory lock that makes writers of one document take turns (held to the end of the transaction). */
+  #documentLock(documentId: string): string {
+    return advisoryXactLock(int32Hash(`pgscale.store:${this.#config.qualified}`), [int32Hash(`${this.tenantId}\u0000${documentId}`)])
   }
 
   #searchSettings(k: number, efSearch: number | undefined, iterativeScan: IterativeScan): LocalSettings {

@@ -62,11 +62,13 @@ describe('provision and connect fail with a clear PgScaleError naming the fix', 
   itWithServer(t.target)('a URL whose role may not create pgvector in a database that lacks it', async () => {
     const role = `pgscale_novector_${randomBytes(4).toString('hex')}`
     const database = `${role}_db`
-    await sql`create role ${sql.id(role)} login nosuperuser`.execute(t.db)
+    const password = randomBytes(8).toString('hex')
+    await sql`create role ${sql.id(role)} login nosuperuser password ${sql.lit(password)}`.execute(t.db)
     await sql`create database ${sql.id(database)} owner ${sql.id(role)}`.execute(t.db)
     try {
       const url = new URL(withDatabase(t.target.url!, database))
       url.username = role
+      url.password = password
       const err = await connect(url.toString()).catch((e: unknown) => e)
       expect(err).toBeInstanceOf(ExtensionMissingError)
       expect((err as Error).message).toMatch(/CREATE EXTENSION vector/)

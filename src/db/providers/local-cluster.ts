@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,28 +13,44 @@ export interface LocalCluster {
   url: string
   port: number
   dataDir: string
+  /** Stops the server (fast shutdown) and starts it again on the same port and data: for fault tests. */
+  restart(): Promise<void>
   stop(): Promise<void>
 }
 
 const running = new Set<{ child: ChildProcess; dir: string }>()
-let hooksInstalled = false
+const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const
 
-/** Stops every cluster still running when the process exits or is interrupted. */
-function installExitHooks(): void {
-  if (hooksInstalled) return
-  hooksInstalled = true
-  process.on('exit', () => {
-    for (const entry of running) {
-      entry.child.kill('SIGQUIT')
-      rmSync(entry.dir, { recursive: true, force: true })
-    }
-  })
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      for (const entry of running) entry.child.kill('SIGQUIT')
-      // Re-raise with default handling so the exit code says we were interrupted; 'exit' cleans up.
-      process.exit(128 + (signal === 'SIGINT' ? 2 : 15))
-    })
+function onExit(): void {
+  for (const entry of running) {
+    entry.child.kill('SIGQUIT')
+    rmSync(entry.dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * On SIGINT/SIGTERM with no other listener, the process would die without running 'exit' hooks:
+ * stop the clusters and exit as the signal would (130/143). When the host app listens for the
+ * signal itself, step aside: its graceful shutdown still has the database, and calls `stop()`
+ * (or exits, and the 'exit' hook removes the clusters).
+ */
+function onSignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return
+  for (const entry of running) entry.child.kill('SIGQUIT')
+  process.exit(128 + SIGNALS[signal as keyof typeof SIGNALS])
+}
+
+/** Installs the exit and signal hooks while any cluster runs; removes them when the last one stops. */
+function trackCluster(entry: { child: ChildProcess; dir: string }, add: boolean): void {
+  const before = running.size
+  if (add) running.add(entry)
+  else running.delete(entry)
+  if (before === 0 && running.size > 0) {
+    process.on('exit', onExit)
+    for (const signal of Object.keys(SIGNALS)) process.on(signal, onSignal)
+  } else if (before > 0 && running.size === 0) {
+    process.off('exit', onExit)
+    for (const signal of Object.keys(SIGNALS)) process.off(signal, onSignal)
   }
 }
 
@@ -88,13 +105,14 @@ function waitForReady(child: ChildProcess, logOf: () => string, timeoutMs: numbe
 
 /**
  * Starts a throwaway PostgreSQL cluster: initdb into a temp dir (as the `postgres` OS user when
- * running as root), a free port on 127.0.0.1, the given settings; `stop()` shuts it down and
- * deletes the directory, as do process exit, SIGINT and SIGTERM.
+ * running as root) with a generated password, a free port on 127.0.0.1, the given settings;
+ * `stop()` shuts it down and deletes the directory, as does process exit, and SIGINT/SIGTERM
+ * when the host app has no handler of its own for them.
  *
  * ### Examples
  * ```ts
  * const cluster = await startLocalCluster(binaries, { fsync: 'off' })
- * console.log(cluster.url) // postgres://postgres@127.0.0.1:41234/postgres
+ * console.log(cluster.url) // postgres://postgres:<generated>@127.0.0.1:41234/postgres
  * await cluster.stop()
  * ```
  */
@@ -104,27 +122,32 @@ export async function startLocalCluster(binaries: LocalBinaries, settings: Serve
   if (owner) chownSync(dir, owner.uid, owner.gid)
   const dataDir = join(dir, 'data')
   const spawnAs = owner ? { uid: owner.uid, gid: owner.gid } : {}
+  // A generated password (scram-sha-256 on TCP and on the socket): another local user who finds
+  // the port is not a superuser of the cluster.
+  const password = randomBytes(18).toString('hex')
+  const pwfile = join(dir, 'pwfile')
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 })
+  if (owner) chownSync(pwfile, owner.uid, owner.gid)
   const init = spawnSync(
     join(binaries.binDir, 'initdb'),
-    ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
+    ['-D', dataDir, '-U', 'postgres', '-A', 'scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-locale', '--no-sync'],
     { ...spawnAs, encoding: 'utf8', cwd: dir },
   )
+  rmSync(pwfile, { force: true })
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true })
     throw new ProviderUnavailableError('local', `initdb failed: ${(init.stderr || init.stdout || String(init.error)).trim()}`)
   }
 
-  installExitHooks()
-  let lastError: unknown
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort()
+  /** Starts the server on `port`; resolves once it accepts connections. */
+  const startServer = async (port: number): Promise<{ child: ChildProcess; dir: string }> => {
     const child = spawn(
       join(binaries.binDir, 'postgres'),
       ['-D', dataDir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', ...settingArgs(settings)],
       { ...spawnAs, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
     )
     const entry = { child, dir }
-    running.add(entry)
+    trackCluster(entry, true)
     let log = ''
     child.stderr?.on('data', (chunk: Buffer) => {
       if (log.length < 20_000) log += chunk.toString()
@@ -132,33 +155,52 @@ export async function startLocalCluster(binaries: LocalBinaries, settings: Serve
     try {
       await waitForReady(child, () => log, 30_000)
     } catch (err) {
-      running.delete(entry)
+      trackCluster(entry, false)
       child.kill('SIGKILL')
-      lastError = err
-      continue
+      throw err
     }
     // Keep draining stderr so the server never blocks on a full pipe.
     child.stderr?.resume()
+    return entry
+  }
+  /** Fast shutdown of the server; resolves when it has exited. */
+  const stopServer = (entry: { child: ChildProcess; dir: string }): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const { child } = entry
+      const finish = () => {
+        trackCluster(entry, false)
+        resolve()
+      }
+      if (child.exitCode !== null || child.signalCode !== null) return finish()
+      const kill = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      child.once('exit', () => {
+        clearTimeout(kill)
+        finish()
+      })
+      child.kill('SIGINT')
+    })
+
+  let lastError: unknown
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort()
+    let entry: { child: ChildProcess; dir: string }
+    try {
+      entry = await startServer(port)
+    } catch (err) {
+      lastError = err
+      continue
+    }
     let stopped: Promise<void> | undefined
     return {
-      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
       port,
       dataDir,
+      async restart() {
+        await stopServer(entry)
+        entry = await startServer(port)
+      },
       stop() {
-        stopped ??= new Promise<void>((resolve) => {
-          const finish = () => {
-            running.delete(entry)
-            rmSync(dir, { recursive: true, force: true })
-            resolve()
-          }
-          if (child.exitCode !== null || child.signalCode !== null) return finish()
-          const kill = setTimeout(() => child.kill('SIGKILL'), 10_000)
-          child.once('exit', () => {
-            clearTimeout(kill)
-            finish()
-          })
-          child.kill('SIGINT') // fast shutdown
-        })
+        stopped ??= stopServer(entry).then(() => rmSync(dir, { recursive: true, force: true }))
         return stopped
       },
     }

@@ -1,0 +1,48 @@
+import { Kysely } from 'kysely'
+import { InvalidArgumentError } from '../errors.js'
+import { Database } from './database.js'
+import { createKyselySessionPool } from './kysely-pool.js'
+import { createNodePostgresPool, isPgPool } from './node-postgres-pool.js'
+import type pg from 'pg'
+
+/**
+ * What pgscale's entry points accept as a database: its own {@link Database}, the app's
+ * `Kysely` (PostgreSQL dialect), or the app's node-postgres `Pool`. The app keeps one pool.
+ */
+export type DatabaseHandle = Database | Kysely<any> | pg.Pool
+
+const adopted = new WeakMap<object, Database>()
+
+/**
+ * The plugin-free {@link Database} pgscale runs its statements on, over the app's own pool:
+ * a `Database` as it is (without plugins), a `Kysely` through its connections (no COPY: bulk loads
+ * use batched INSERTs), a `pg.Pool` directly (COPY streams). Closing the result never closes the
+ * app's pool. The same handle always gives the same Database.
+ *
+ * ### Examples
+ * ```ts
+ * const db = adoptDatabase(new Kysely({ dialect: new PostgresDialect({ pool }) }))
+ * ```
+ */
+export function adoptDatabase(handle: DatabaseHandle): Database {
+  if (handle instanceof Database) return handle.withoutPlugins()
+  if (handle === null || typeof handle !== 'object') {
+    throw new InvalidArgumentError('expected a pgscale Database, a Kysely instance or a pg.Pool')
+  }
+  const known = adopted.get(handle)
+  if (known) return known
+  let db: Database
+  if (handle instanceof Kysely || typeof (handle as unknown as Kysely<any>).getExecutor === 'function') {
+    const kysely = handle as Kysely<any>
+    if (kysely.isTransaction) {
+      throw new InvalidArgumentError('a Kysely transaction is not a database: pass it as forTenant(id, { transaction: trx }), or pass it to refreshAt/rebuild')
+    }
+    db = new Database(createKyselySessionPool(kysely.withoutPlugins()))
+  } else if (isPgPool(handle)) {
+    db = new Database(createNodePostgresPool(handle))
+  } else {
+    throw new InvalidArgumentError('expected a pgscale Database, a Kysely instance or a pg.Pool')
+  }
+  adopted.set(handle, db)
+  return db
+}
