@@ -1,4 +1,4 @@
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely'
+import { CompiledQuery, type Compilable, type Kysely, type RawBuilder } from 'kysely'
 import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
 import type { LocalSettings } from '../db/local-settings.js'
 
@@ -50,7 +50,7 @@ export interface ExplainOptions {
  */
 export async function explain(
   handle: DatabaseHandle,
-  statement: string | CompiledQuery | Compilable,
+  statement: string | CompiledQuery | Compilable | RawBuilder<unknown>,
   params: readonly unknown[] = [],
   options: ExplainOptions = {},
 ): Promise<Plan> {

@@ -42,6 +42,30 @@ describe('provision and connect fail with a clear PgScaleError naming the fix', 
     }
   })
 
+  it('auto with a configured URL that fails is that error, never a fall-through to another provider', async () => {
+    const refused = 'postgres://app:secret@127.0.0.1:1/app'
+    const err = await provision({ url: refused }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ConnectionError)
+    expect((err as Error).message).toMatch(/127\.0\.0\.1:1/)
+    expect((err as Error).message).not.toMatch(/secret/)
+    const saved = process.env.DATABASE_URL
+    process.env.DATABASE_URL = refused
+    try {
+      await expect(provision()).rejects.toBeInstanceOf(ConnectionError)
+    } finally {
+      if (saved === undefined) delete process.env.DATABASE_URL
+      else process.env.DATABASE_URL = saved
+    }
+  })
+
+  itWithServer(t.target)('auto with a URL whose password is wrong: an error, not a throwaway cluster', async () => {
+    const url = new URL(t.target.url!)
+    url.password = 'wrong-password'
+    const err = await provision({ url: url.toString() }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ConnectionError)
+    expect((err as Error).message).toMatch(/28P01|password/)
+  })
+
   it('a string that is not a postgres URL', async () => {
     await expect(connect('mysql://localhost/x')).rejects.toBeInstanceOf(InvalidArgumentError)
   })
