@@ -5,7 +5,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
-import { toPgScaleError } from '../errors.js'
+import { PgScaleError, toPgScaleError } from '../errors.js'
 import type { CopySource, Session, SessionPool } from './session.js'
 
 const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY'])
@@ -26,6 +26,7 @@ export class SessionConnection implements DatabaseConnection {
         numAffectedRows: command !== undefined && AFFECTING.has(command) && rowCount != null ? BigInt(rowCount) : undefined,
       }
     } catch (err) {
+      if (endsConnection(err)) this.broken = err
       throw toPgScaleError(err)
     }
   }
@@ -40,6 +41,7 @@ export class SessionConnection implements DatabaseConnection {
     try {
       return await this.session.copyFrom(sql, source)
     } catch (err) {
+      if (endsConnection(err)) this.broken = err
       throw toPgScaleError(err)
     }
   }
@@ -94,6 +96,18 @@ export class SessionDriver implements Driver {
   async destroy(): Promise<void> {
     await this.pool.close()
   }
+}
+
+/**
+ * Whether an error means the session is gone: the server ended it (class 08, or 57P01-57P03: the
+ * backend was terminated, the server is shutting down or starting) or the socket failed (an error
+ * without a SQLSTATE: "Connection terminated unexpectedly", ECONNRESET, EPIPE). The error can
+ * arrive before the client notices the socket closed, so the pool must be told to drop it.
+ */
+export function endsConnection(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || /^57P0[123]$/.test(code)
+  return err instanceof Error && !(err instanceof PgScaleError)
 }
 
 /** Quotes a savepoint name Kysely's API took from the caller. */

@@ -105,6 +105,10 @@ export function createNodePostgresPool(source: string | pg.PoolConfig | pg.Pool,
       if (!session) {
         session = new NodePostgresSession(client, types)
         sessions.set(client, session)
+        // A connection that dies while checked out (the backend killed mid-COPY, a restart) emits
+        // 'error' on the client; the statement in flight rejects with it, and the client is released
+        // with it and dropped. Without a listener the event would crash the process.
+        client.on('error', () => {})
       }
       return session
     },

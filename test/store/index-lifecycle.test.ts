@@ -55,6 +55,19 @@ describe('index lifecycle', () => {
     expect(result.rebuiltIndexes).toEqual([])
   })
 
+  it('a concurrent build works on every provider, its session settings are reset, and an INVALID leftover is rebuilt', async () => {
+    const result = await store.createTenantIndex('b', { concurrently: true, maintenanceWorkMem: '77MB' })
+    expect(result.built).toBe(true)
+    const { rows } = await sql<{ v: string }>`select current_setting('maintenance_work_mem') as v`.execute(t.db)
+    expect(rows[0]?.v).not.toBe('77MB')
+    // What a concurrent build killed halfway leaves behind: an INVALID index of that name.
+    await sql`update pg_index set indisvalid = false where indexrelid = ${result.index}::regclass`.execute(t.db)
+    const rebuilt = await store.createTenantIndex('b', { concurrently: true })
+    expect(rebuilt.built).toBe(true)
+    const { rows: valid } = await sql<{ valid: boolean }>`select indisvalid as valid from pg_index where indexrelid = ${result.index}::regclass`.execute(t.db)
+    expect(valid[0]?.valid).toBe(true)
+  })
+
   it('turns a shared-memory failure of a parallel build into an IndexBuildError that names the fix', () => {
     const serverError = new DatabaseError({ message: 'could not resize shared memory segment "/PostgreSQL.1" to 1048576 bytes: No space left on device', code: '53100' })
     const mapped = explainBuildFailure(serverError, { maintenance_work_mem: '2GB', max_parallel_maintenance_workers: 2 })

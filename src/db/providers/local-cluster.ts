@@ -34,11 +34,16 @@ function onExit(): void {
  * signal itself, step aside: its graceful shutdown still has the database, and calls `stop()`
  * (or exits, and the 'exit' hook removes the clusters).
  */
-function onSignal(signal: NodeJS.Signals): void {
-  if (process.listenerCount(signal) > 1) return
-  for (const entry of running) entry.child.kill('SIGQUIT')
-  process.exit(128 + SIGNALS[signal as keyof typeof SIGNALS])
-}
+const signalHandlers = Object.fromEntries(
+  Object.entries(SIGNALS).map(([signal, number]) => [
+    signal,
+    () => {
+      if (process.listenerCount(signal) > 1) return
+      for (const entry of running) entry.child.kill('SIGQUIT')
+      process.exit(128 + number)
+    },
+  ]),
+) as Record<keyof typeof SIGNALS, () => void>
 
 /** Installs the exit and signal hooks while any cluster runs; removes them when the last one stops. */
 function trackCluster(entry: { child: ChildProcess; dir: string }, add: boolean): void {
@@ -47,10 +52,10 @@ function trackCluster(entry: { child: ChildProcess; dir: string }, add: boolean)
   else running.delete(entry)
   if (before === 0 && running.size > 0) {
     process.on('exit', onExit)
-    for (const signal of Object.keys(SIGNALS)) process.on(signal, onSignal)
+    for (const [signal, handler] of Object.entries(signalHandlers)) process.on(signal, handler)
   } else if (before > 0 && running.size === 0) {
     process.off('exit', onExit)
-    for (const signal of Object.keys(SIGNALS)) process.off(signal, onSignal)
+    for (const [signal, handler] of Object.entries(signalHandlers)) process.off(signal, handler)
   }
 }
 
