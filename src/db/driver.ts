@@ -5,7 +5,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
-import { PgScaleError, toPgScaleError } from '../errors.js'
+import { InvalidArgumentError, PgScaleError, toPgScaleError } from '../errors.js'
 import type { CopySource, Session, SessionPool } from './session.js'
 
 const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY'])
@@ -33,7 +33,7 @@ export class SessionConnection implements DatabaseConnection {
 
   // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error('pgscale: streamQuery is not supported; page with LIMIT/keyset instead')
+    throw new InvalidArgumentError('streamQuery is not supported on a pgscale Database; page with LIMIT/keyset instead')
   }
 
   /** Streams `source` into `COPY ... FROM STDIN`; resolves to the rows copied. */

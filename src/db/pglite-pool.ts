@@ -1,4 +1,5 @@
 import pgvector from 'pgvector'
+import { InvalidArgumentError } from '../errors.js'
 import type { Capabilities, CopySource, Session, SessionPool, SessionResult } from './session.js'
 
 type Parsers = Record<number, (value: string, typeId: number) => unknown>
@@ -39,7 +40,7 @@ class PgliteSession implements Session {
   }
 
   async copyFrom(text: string, source: CopySource): Promise<number> {
-    if (!FROM_STDIN.test(text)) throw new Error('copyFrom expects a COPY ... FROM STDIN statement')
+    if (!FROM_STDIN.test(text)) throw new InvalidArgumentError('copyFrom expects a COPY ... FROM STDIN statement')
     // PGlite reads COPY input from a Blob: the data of one call is buffered (capabilities.copy).
     const chunks: Uint8Array[] = []
     for await (const chunk of source) chunks.push(chunk)
