@@ -4,7 +4,8 @@ import { InvalidArgumentError } from '../errors.js'
 import { Database } from './database.js'
 import { KyselyConnectionSession } from './kysely-pool.js'
 import { clientSession } from './node-postgres-pool.js'
-import type { Session, SessionPool } from './session.js'
+import type { Session } from './session.js'
+import { singleSessionPool } from './single-session-pool.js'
 
 /** A transaction the app opened: a Kysely `Transaction`, or a node-postgres client on which it ran `BEGIN`. */
 export type AppTransaction = Transaction<any> | pg.ClientBase
@@ -24,27 +25,8 @@ export type AppTransaction = Transaction<any> | pg.ClientBase
 export function joinTransaction(transaction: AppTransaction): Database {
   const session = sessionOf(transaction)
   const copy = typeof (transaction as pg.ClientBase).query === 'function' && !isKysely(transaction) ? 'stream' : 'none'
-  let tail: Promise<void> = Promise.resolve()
-  let releaseCurrent: (() => void) | undefined
-  const pool: SessionPool = {
-    capabilities: { concurrentConnections: false, maxConnections: 1, copy },
-    joinsTransaction: true,
-    async acquire() {
-      // One session, one caller at a time: calls made at once on the same handle queue up.
-      const previous = tail
-      let release!: () => void
-      tail = new Promise<void>((resolve) => (release = resolve))
-      await previous
-      releaseCurrent = release
-      return session
-    },
-    release() {
-      const release = releaseCurrent
-      releaseCurrent = undefined
-      release?.()
-    },
-    async close() {},
-  }
+  // One session, one caller at a time: calls made at once on the same handle queue up.
+  const pool = singleSessionPool(session, { concurrentConnections: false, maxConnections: 1, copy }, async () => {}, { joinsTransaction: true })
   return new Database(pool)
 }
 

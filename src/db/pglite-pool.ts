@@ -1,6 +1,7 @@
 import pgvector from 'pgvector'
 import { InvalidArgumentError } from '../errors.js'
 import type { Capabilities, CopySource, Session, SessionPool, SessionResult } from './session.js'
+import { singleSessionPool } from './single-session-pool.js'
 
 type Parsers = Record<number, (value: string, typeId: number) => unknown>
 
@@ -77,28 +78,6 @@ function firstKeyword(text: string): string {
  * ```
  */
 export function createPglitePool(pglite: PgliteLike): SessionPool {
-  const session = new PgliteSession(pglite)
   const capabilities: Capabilities = { concurrentConnections: false, maxConnections: 1, copy: 'buffered' }
-  let tail: Promise<void> = Promise.resolve()
-  let releaseCurrent: (() => void) | undefined
-
-  return {
-    capabilities,
-    async acquire() {
-      const previous = tail
-      let release!: () => void
-      tail = new Promise<void>((resolve) => (release = resolve))
-      await previous
-      releaseCurrent = release
-      return session
-    },
-    release() {
-      const release = releaseCurrent
-      releaseCurrent = undefined
-      release?.()
-    },
-    async close() {
-      await pglite.close()
-    },
-  }
+  return singleSessionPool(new PgliteSession(pglite), capabilities, () => pglite.close())
 }
