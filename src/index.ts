@@ -50,6 +50,10 @@ export {
   type StoreStats,
 } from './store/pg-vector-store.js'
 export type { IngestOptions, IngestResult, IngestRow, SkippedRow, TenantIngestRow } from './store/bulk-ingest.js'
+export type { MeasureRecallOptions, MeasureRecallResult, TenantRecall } from './store/measure-recall.js'
+export { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './store/recall.js'
+export type { TenantTuning } from './store/tenant-tuning.js'
+export { DEFAULT_TARGET_RECALL, type RecallTuningOptions, type TenantTuningReport } from './store/tune-recall.js'
 export type { Embedding } from './store/embedding.js'
 export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'
 export type { Distance, PgVectorStoreConfig, ResolvedStoreConfig } from './store/store-config.js'

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { ObjectMigrationStep } from '../../src/db/object-migrations.js'
-import { storeIndexNames } from '../../src/store/index-names.js'
+import { storeIndexNames, tuningTable } from '../../src/store/index-names.js'
 import type { ResolvedStoreConfig } from '../../src/store/store-config.js'
 
 /**
@@ -29,6 +29,24 @@ export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationSt
           await sql`alter table ${t} alter column embedding set storage plain`.execute(trx)
         }
         await sql`create index if not exists ${sql.id(names.searchText)} on ${t} using gin (search_text)`.execute(trx)
+      },
+    },
+    {
+      // 2: per-tenant search settings chosen by optimize({ targetRecall }) (src/store/tenant-tuning.ts).
+      async up(trx) {
+        await sql`create table if not exists ${sql.raw(tuningTable(config))} (
+            tenant_id text not null primary key,
+            ef_search integer,
+            exact boolean not null default false,
+            rows_at_tuning integer not null,
+            target_recall double precision not null,
+            recall double precision not null,
+            search_p50_ms double precision,
+            exact_p50_ms double precision,
+            index_m integer,
+            index_ef_construction integer,
+            tuned_at timestamptz not null
+          )`.execute(trx)
       },
     },
   ]

@@ -33,3 +33,9 @@ const TENANT_HASH = 16
 export function tenantIndexName(table: string, tenantId: string): string {
   return `${storeIndexNames(table).tenantPrefix}${shortHash(tenantId, TENANT_HASH)}`
 }
+
+/** The store's tuning table (`<table>_tenant_tuning`, in the store's schema), safe to interpolate. */
+export function tuningTable(config: { schema?: string; table: string }): string {
+  const name = fitIdentifier(config.table, 'tenant_tuning')
+  return config.schema ? `"${config.schema}"."${name}"` : `"${name}"`
+}

@@ -12,6 +12,9 @@ import { storeIndexNames, tenantIndexName } from './index-names.js'
 import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig } from './store-config.js'
 import { renderStatements, type StoreStatements } from './store-sql.js'
 import { TenantStore } from './tenant-store.js'
+import { TuningCache, type TenantTuning } from './tenant-tuning.js'
+import { exactAnswers, measureParameters, percentile, sampleQueries, searchRecall, type MeasureRecallOptions, type MeasureRecallResult, type TenantRecall } from './measure-recall.js'
+import { DEFAULT_TARGET_RECALL, stillTuned, tuneTenant, tuningParameters, type RecallTuningOptions, type TenantTuningReport } from './tune-recall.js'
 
 /** Options of {@link PgVectorStore.bulkIngest}. */
 export interface BulkIngestOptions extends IngestOptions {
@@ -53,6 +56,15 @@ export interface OptimizeOptions {
   indexBuild?: IndexBuildOptions
   /** Build (and drop) indexes without blocking writes: `CREATE INDEX CONCURRENTLY`. Default false. */
   concurrently?: boolean
+  /**
+   * The tie-aware recall@10 every tenant with its own index is tuned to (on a seeded sample of its
+   * chunks): the cheapest `ef_search` that meets it, else a rebuild of its index with a larger
+   * graph, else the exact path. Kept per tenant in the store's tuning table; `search` uses it.
+   * Default {@link DEFAULT_TARGET_RECALL} (0.98); `null` skips tuning.
+   */
+  targetRecall?: number | null
+  /** How tuning searches (steps, latency bound, rebuilds, sample). */
+  tuning?: RecallTuningOptions
 }
 
 /** What {@link PgVectorStore.optimize} found and did. */
@@ -65,6 +77,8 @@ export interface OptimizeResult {
   alreadyIndexed: string[]
   /** The shared HNSW index, if any: does the planner still use it for any tenant without its own index? */
   sharedIndex: null | { name: string; bytes: number; servesAnyone: boolean; probedTenant?: { tenantId: string; rows: number }; dropped: boolean }
+  /** Recall tuning: the target, each tenant tuned by this call, and those whose tuning still held. */
+  tuning: { targetRecall: number | null; tenants: TenantTuningReport[]; unchanged: string[] }
   /** Plain sentences for a person. */
   notes: string[]
 }
@@ -97,6 +111,7 @@ export const DEFAULT_OWN_INDEX_ABOVE = 5000
 export class PgVectorStore {
   readonly #db: Database
   readonly #sql: StoreStatements
+  readonly #tuning: TuningCache
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
@@ -104,6 +119,7 @@ export class PgVectorStore {
     this.#db = db
     this.config = config
     this.#sql = renderStatements(config)
+    this.#tuning = new TuningCache(db, config)
   }
 
   /**
@@ -138,7 +154,9 @@ export class PgVectorStore {
         `${resolved.qualified}.embedding is vector(${dims ?? '?'}), the store is configured with ${resolved.dimensions} dimensions`,
       )
     }
-    return new PgVectorStore(db, resolved)
+    const store = new PgVectorStore(db, resolved)
+    await store.#tuning.reload()
+    return store
   }
 
   /**
@@ -159,7 +177,7 @@ export class PgVectorStore {
    */
   forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
     const db = options.transaction === undefined ? this.#db : joinTransaction(options.transaction)
-    return new TenantStore(db, this.config, this.#sql, tenantId)
+    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning)
   }
 
   /**
@@ -318,6 +336,22 @@ export class PgVectorStore {
               (dropped ? 'It was dropped.' : 'Drop it with optimize({ dropUnusedSharedIndex: true }) to save its space and ingest cost.'),
       )
     }
+    const tuning = await this.#tuneIndexedTenants(options, sizes, [...built.map((b) => b.tenantId), ...alreadyIndexed])
+    const tunedIndex = tuning.tenants.filter((r) => r.path === 'index')
+    const tunedExact = tuning.tenants.filter((r) => r.path === 'exact')
+    if (tunedIndex.length) {
+      notes.push(
+        `Tuned to tie-aware recall@10 ≥ ${tuning.targetRecall}: ${tunedIndex.map((r) => `${r.tenantId} ef_search ${r.efSearch}` +
+          `${r.rebuiltWith ? ` (index rebuilt, m ${r.rebuiltWith.m}, ef_construction ${r.rebuiltWith.efConstruction})` : ''}: ${r.recall.toFixed(3)}, ` +
+          `${ms(r.searchP50Ms ?? 0)} p50`).join('; ')}.`,
+      )
+    }
+    for (const r of tunedExact) {
+      notes.push(
+        `${r.tenantId} (${r.rows} chunks): no index setting reached recall ${tuning.targetRecall} within ${ms(r.latencyBoundMs)} p50 ` +
+          `(best: ${bestTried(r)}); its searches take the exact path (recall 1.0, ${ms(r.exactP50Ms)} p50).`,
+      )
+    }
     const withOwnIndex = built.length + alreadyIndexed.length
     notes.unshift(
       `${sizes.length} tenants: ${withOwnIndex} have their own HNSW index${built.length ? ` (${built.length} built now)` : ''}; ` +
@@ -329,7 +363,113 @@ export class PgVectorStore {
       built,
       alreadyIndexed,
       sharedIndex,
+      tuning,
       notes,
+    }
+  }
+
+  /** Tunes each indexed tenant whose tuning is missing or stale (size changed, other target). */
+  async #tuneIndexedTenants(
+    options: OptimizeOptions,
+    sizes: ReadonlyArray<{ tenant_id: string; rows: number }>,
+    indexed: readonly string[],
+  ): Promise<OptimizeResult['tuning']> {
+    const target = options.targetRecall === undefined ? DEFAULT_TARGET_RECALL : options.targetRecall
+    if (target === null) return { targetRecall: null, tenants: [], unchanged: [] }
+    if (typeof target !== 'number' || !(target > 0 && target <= 1)) {
+      throw new InvalidArgumentError(`targetRecall must be a number in (0, 1], or null to skip tuning; got ${String(target)}`)
+    }
+    const params = tuningParameters(options.tuning ?? {})
+    const rowsOf = new Map(sizes.map((s) => [s.tenant_id, s.rows]))
+    const tenants: TenantTuningReport[] = []
+    const unchanged: string[] = []
+    const concurrently = options.concurrently ?? options.indexBuild?.concurrently
+    const deps = {
+      db: this.#db,
+      config: this.config,
+      cache: this.#tuning,
+      rebuild: async (tenantId: string, build: IndexBuildOptions) => {
+        const index = quoteQualified(this.config.schema, tenantIndexName(this.config.table, tenantId))
+        await this.#db.executeQuery(CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${index}`))
+        await this.createTenantIndex(tenantId, { ...build, concurrently })
+      },
+    }
+    for (const tenantId of indexed) {
+      const rows = rowsOf.get(tenantId) ?? 0
+      if (stillTuned(await this.#tuning.get(tenantId), rows, target, params.retuneAbove)) {
+        unchanged.push(tenantId)
+        continue
+      }
+      tenants.push(await tuneTenant(deps, this.forTenant(tenantId), rows, target, params, options.indexBuild ?? {}))
+    }
+    return { targetRecall: target, tenants, unchanged }
+  }
+
+  /**
+   * The per-tenant settings `optimize({ targetRecall })` chose (read from the store's tuning table).
+   *
+   * ### Examples
+   * ```ts
+   * for (const t of await store.tenantTuning()) console.log(t.tenantId, t.exact ? 'exact' : `ef_search ${t.efSearch}`)
+   * ```
+   */
+  async tenantTuning(): Promise<TenantTuning[]> {
+    return this.#tuning.all()
+  }
+
+  /**
+   * Measures recall@k of `search` as it runs now (the tenant's tuned or the store's settings)
+   * against `exactSearch`, per tenant, with latency beside it: the way to check a deployment, cheap
+   * enough to run after every `optimize()`. Recall is tie-aware (a returned row within the exact
+   * k-th distance + ε is a hit, as ann-benchmarks counts), with the id-based figure beside it.
+   * Queries are given, or sampled from the tenant's own chunks with a seeded perturbation.
+   *
+   * ### Examples
+   * ```ts
+   * const { tenants } = await store.measureRecall({ sample: 200 })
+   * for (const t of tenants) console.log(t.tenantId, t.recall.toFixed(3), `${t.searchP50Ms.toFixed(1)} ms`)
+   * ```
+   */
+  async measureRecall(options: MeasureRecallOptions = {}): Promise<MeasureRecallResult> {
+    const started = performance.now()
+    const { sample, k, seed, epsilon } = measureParameters(options)
+    const { rows: sizes } = await sql<{ tenant_id: string; rows: number }>`
+      select tenant_id, count(*)::int as rows from ${sql.raw(this.config.qualified)} group by tenant_id order by count(*) desc, tenant_id`.execute(this.#db)
+    const rowsOf = new Map(sizes.map((s) => [s.tenant_id, s.rows]))
+    let tenantIds: string[]
+    if (options.tenantId !== undefined) {
+      tenantIds = (typeof options.tenantId === 'string' ? [options.tenantId] : [...options.tenantId]).map((id) => assertId(id, 'tenant id'))
+    } else {
+      const indexes = new Set((await this.#hnswIndexes()).map((i) => i.name))
+      tenantIds = sizes.filter((s) => indexes.has(tenantIndexName(this.config.table, s.tenant_id))).map((s) => s.tenant_id)
+      if (tenantIds.length === 0) tenantIds = sizes.slice(0, 3).map((s) => s.tenant_id)
+    }
+    if (options.queries !== undefined && tenantIds.length !== 1) throw new InvalidArgumentError('measureRecall: queries go with exactly one tenantId')
+    const tenants: TenantRecall[] = []
+    for (const tenantId of tenantIds) {
+      const handle = this.forTenant(tenantId)
+      const queries = options.queries ?? (await sampleQueries(this.#db, this.config, tenantId, sample, seed))
+      const { truth, ms: exactMs } = await exactAnswers(handle, queries, k)
+      const r = await searchRecall(handle, queries, truth, k, epsilon, options.efSearch === undefined ? {} : { efSearch: options.efSearch })
+      tenants.push({
+        tenantId,
+        rows: rowsOf.get(tenantId) ?? 0,
+        queries: queries.length,
+        recall: r.recall,
+        recallById: r.recallById,
+        searchP50Ms: percentile(r.ms, 50),
+        searchP95Ms: percentile(r.ms, 95),
+        exactP50Ms: percentile(exactMs, 50),
+      })
+    }
+    return {
+      k,
+      epsilon,
+      tenants,
+      seconds: (performance.now() - started) / 1000,
+      method:
+        `recall@${k} of search at its current settings against exactSearch, ${options.queries ? 'on the given queries' : `on ${sample} chunks per tenant sampled with seed "${seed}", each moved by seeded noise`}; ` +
+        `a hit is a returned row within the exact ${k}-th distance + ${epsilon} (recallById counts exact ids); latency p50/p95 of sequential calls`,
     }
   }
 
@@ -395,6 +535,16 @@ export class PgVectorStore {
 
 function quoteQualified(schema: string | undefined, name: string): string {
   return schema ? `"${schema}"."${name}"` : `"${name}"`
+}
+
+function bestTried(report: TenantTuningReport): string {
+  const best = [...report.tried].sort((a, b) => b.recall - a.recall)[0]
+  return best ? `${best.recall.toFixed(3)} at ef_search ${best.efSearch}, ${ms(best.p50Ms)}` : 'nothing measured'
+}
+
+/** Milliseconds for a sentence: two decimals, more for tiny bounds. */
+function ms(value: number): string {
+  return `${value >= 0.01 ? value.toFixed(2) : value.toPrecision(2)} ms`
 }
 
 function mb(bytes: number): string {

@@ -7,6 +7,7 @@ import { ingestRows, type IngestOptions, type IngestResult, type TenantIngestRow
 import { assertEmbedding, assertFilter, assertId, assertK, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
 import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
+import type { TuningCache } from './tenant-tuning.js'
 
 /** One chunk of a document, as `replaceDocument` takes it. */
 export interface ChunkInput {
@@ -41,7 +42,10 @@ export type IterativeScan = 'relaxed' | 'strict' | 'off'
 export interface SearchOptions {
   /** How many results, 1..1000. Default 10. */
   k?: number
-  /** `hnsw.ef_search` (raised to `k` if lower). Default: the store's (100). */
+  /**
+   * `hnsw.ef_search` (raised to `k` if lower). Default: the tenant's tuned value
+   * (`optimize({ targetRecall })`), else the store's (100). Given, it always wins.
+   */
   efSearch?: number
   /** Iterative index scan: `relaxed` (default; results re-sorted by exact distance), `strict`, `off`. */
   iterativeScan?: IterativeScan
@@ -88,15 +92,17 @@ export class TenantStore {
   readonly #db: Database
   readonly #config: ResolvedStoreConfig
   readonly #sql: StoreStatements
+  readonly #tuning: TuningCache
 
   /** The tenant every statement of this handle is scoped to. */
   readonly tenantId: string
 
   /** @internal use {@link PgVectorStore.forTenant}. */
-  constructor(db: Database, config: ResolvedStoreConfig, statements: StoreStatements, tenantId: string) {
+  constructor(db: Database, config: ResolvedStoreConfig, statements: StoreStatements, tenantId: string, tuning: TuningCache) {
     this.#db = db
     this.#config = config
     this.#sql = statements
+    this.#tuning = tuning
     this.tenantId = assertId(tenantId, 'tenant id')
   }
 
@@ -160,7 +166,9 @@ export class TenantStore {
    * The `k` nearest chunks of this tenant. Runs in one transaction that sets `hnsw.ef_search` and
    * `hnsw.iterative_scan` with `SET LOCAL`; the planner picks the tenant's own HNSW index, the
    * shared one, or (small tenants) the primary key and an exact sort. Returns `min(k, chunks)`
-   * rows unless `exactFallback: false`.
+   * rows unless `exactFallback: false`. Without `efSearch`, a tenant tuned by
+   * `optimize({ targetRecall })` searches at its tuned `ef_search`, or exactly when no index setting
+   * met the target within the latency bound; an explicit `efSearch` always wins.
    *
    * ### Examples
    * ```ts
@@ -170,8 +178,10 @@ export class TenantStore {
   async search(embedding: Embedding, options: SearchOptions = {}): Promise<SearchResult[]> {
     const k = assertK(options.k ?? 10)
     const vector = toVectorLiteral(assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search'))
-    const settings = this.#searchSettings(k, options.efSearch, options.iterativeScan ?? 'relaxed')
+    const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
+    const settings = this.#searchSettings(k, options.efSearch ?? tuned?.efSearch ?? undefined, options.iterativeScan ?? 'relaxed')
     const filter = options.filter === undefined ? undefined : JSON.stringify(assertFilter(options.filter, 'search filter'))
+    if (tuned?.exact) return this.exactSearch(embedding, { k, filter: options.filter })
     const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
     const params = filter === undefined ? [vector, k] : [vector, k, filter]
     return this.#db.withTransactionConnection(async (trx) => {

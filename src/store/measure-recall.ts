@@ -1,0 +1,124 @@
+import { sql } from 'kysely'
+import type { Database } from '../db/database.js'
+import { InvalidArgumentError } from '../errors.js'
+import { seededRandom } from '../util/seeded-random.js'
+import type { Embedding } from './embedding.js'
+import { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './recall.js'
+import type { ResolvedStoreConfig } from './store-config.js'
+import type { SearchOptions, SearchResult, TenantStore } from './tenant-store.js'
+
+/** Options of {@link PgVectorStore.measureRecall}. */
+export interface MeasureRecallOptions {
+  /** Which tenants. Default: every tenant with its own HNSW index, else the three largest. */
+  tenantId?: string | readonly string[]
+  /** Query embeddings (one tenant only). Default: `sample` of the tenant's own chunks, perturbed (seeded). */
+  queries?: readonly Embedding[]
+  /** How many sampled queries per tenant, 1..10,000. Default 100. */
+  sample?: number
+  /** recall@k, 1..1000. Default 10. */
+  k?: number
+  /** Seed of the sample and its perturbation. Default `pgscale`. */
+  seed?: string
+  /** Tie tolerance (see {@link DEFAULT_RECALL_EPSILON}). */
+  epsilon?: number
+  /** Measure at this `ef_search` instead of the tenant's current setting. */
+  efSearch?: number
+}
+
+/** One tenant's measurement. */
+export interface TenantRecall {
+  tenantId: string
+  /** The tenant's chunks. */
+  rows: number
+  queries: number
+  /** Tie-aware recall@k of `search` against `exactSearch`. */
+  recall: number
+  /** The same counting only the exact ids (lower when near-duplicate chunks tie). */
+  recallById: number
+  searchP50Ms: number
+  searchP95Ms: number
+  exactP50Ms: number
+}
+
+/** What {@link PgVectorStore.measureRecall} measured. */
+export interface MeasureRecallResult {
+  k: number
+  epsilon: number
+  tenants: TenantRecall[]
+  seconds: number
+  /** How it was measured, in a sentence. */
+  method: string
+}
+
+/** Relative size of the seeded perturbation of a sampled chunk: the query sits ~0.3 rad from it. */
+const PERTURBATION = 0.3
+
+/**
+ * `n` query embeddings from a tenant's own chunks: a seeded sample (ordered by a hash of each
+ * chunk's key and the seed), each normalised and moved by seeded Gaussian noise of relative size
+ * 0.3, so a query is near its chunk without being it.
+ */
+export async function sampleQueries(db: Database, config: ResolvedStoreConfig, tenantId: string, n: number, seed: string): Promise<number[][]> {
+  const { rows } = await sql<{ v: string }>`
+    select embedding::text as v from ${sql.raw(config.qualified)} where tenant_id = ${tenantId}
+    order by md5(document_id || '#' || chunk_index::text || ${seed}) limit ${n}`.execute(db)
+  const random = seededRandom(`${seed}:${tenantId}`)
+  return rows.map(({ v }) => {
+    const x = JSON.parse(v) as number[]
+    const norm = Math.hypot(...x) || 1
+    const scale = PERTURBATION / Math.sqrt(x.length)
+    return x.map((value) => value / norm + scale * random.gaussian())
+  })
+}
+
+/** The exact answers to `queries`, with the time each took. */
+export async function exactAnswers(handle: TenantStore, queries: readonly Embedding[], k: number): Promise<{ truth: SearchResult[][]; ms: number[] }> {
+  const truth: SearchResult[][] = []
+  const ms: number[] = []
+  for (const q of queries) {
+    const t0 = performance.now()
+    truth.push(await handle.exactSearch(q, { k }))
+    ms.push(performance.now() - t0)
+  }
+  return { truth, ms }
+}
+
+/** Recall of `search` with `options` against `truth`, and the time of each search. */
+export async function searchRecall(
+  handle: TenantStore,
+  queries: readonly Embedding[],
+  truth: readonly SearchResult[][],
+  k: number,
+  epsilon: number,
+  options: SearchOptions = {},
+): Promise<{ recall: number; recallById: number; ms: number[] }> {
+  const counts: RecallCount[] = []
+  const ms: number[] = []
+  for (let i = 0; i < queries.length; i++) {
+    const t0 = performance.now()
+    const got = await handle.search(queries[i]!, { ...options, k })
+    ms.push(performance.now() - t0)
+    counts.push(countRecall(truth[i]!, got, epsilon))
+  }
+  return { ...recallOf(counts), ms }
+}
+
+/** The median and 95th percentile of `ms`. */
+export function percentile(ms: readonly number[], p: number): number {
+  if (ms.length === 0) return 0
+  const sorted = [...ms].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+/** Checks the options that do not depend on the store. */
+export function measureParameters(options: MeasureRecallOptions): { sample: number; k: number; seed: string; epsilon: number } {
+  const sample = options.sample ?? 100
+  const k = options.k ?? 10
+  const epsilon = options.epsilon ?? DEFAULT_RECALL_EPSILON
+  if (!Number.isInteger(sample) || sample < 1 || sample > 10_000) throw new InvalidArgumentError(`sample must be an integer from 1 to 10000, got ${String(sample)}`)
+  if (!Number.isInteger(k) || k < 1 || k > 1000) throw new InvalidArgumentError(`k must be an integer from 1 to 1000, got ${String(k)}`)
+  if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0) throw new InvalidArgumentError(`epsilon must be a non-negative number, got ${String(epsilon)}`)
+  const seed = options.seed ?? 'pgscale'
+  if (typeof seed !== 'string') throw new InvalidArgumentError('seed must be a string')
+  return { sample, k, seed, epsilon }
+}
