@@ -2,6 +2,7 @@
 import { writeFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { resolveRagBenchConfig, RagBenchOptionError, type RagBenchCliOptions } from '../bench/rag/rag-bench-config.js'
+import { CorpusFormatError, openCorpusDir } from '../bench/rag/corpus-dir.js'
 import { PHASES } from '../bench/rag/rag-report.js'
 import { renderRagReport } from '../bench/rag/render-rag-report.js'
 import { runRagBench } from '../bench/rag/run-rag-bench.js'
@@ -26,7 +27,10 @@ export function ragBenchCommand(): Command {
       .option('--ef-search <list>', 'hnsw.ef_search values to measure', '40,100,200')
       .option('--queries <n>', 'search queries per tenant class', '200')
       .option('--seed <s>', 'data seed: same seed, same data', '42')
+      .option('--duplicates <share>', 'synthetic corpus: share of boilerplate near-duplicate chunks', '0.05')
+      .option('--topic-skew <s>', "synthetic corpus: Zipf exponent of documents over a tenant's topics (0 uniform)", '1')
       .option('--phases <list>', `phases to run (${PHASES.join(',')})`)
+      .option('--corpus <dir>', 'your own chunks and embeddings instead of the synthetic corpus (chunks.jsonl + embeddings.npy; docs/rag-bench.md)')
       .option('--plot <file>', 'write a recall-vs-latency chart as SVG'),
   )
 }
@@ -42,13 +46,21 @@ export function ragBenchCommand(): Command {
 export async function ragBench(argv: readonly string[]): Promise<number> {
   const program = ragBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
-    const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string }>()
+    const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string }>()
     const quiet = o.json === '-'
     let config
     try {
-      config = resolveRagBenchConfig(o, Boolean(process.stderr.isTTY) && !quiet)
+      if (o.corpus !== undefined) {
+        const given = ['chunks', 'tenants', 'tenantMix', 'dim', 'topics', 'chunksPerDoc', 'duplicates', 'topicSkew'].filter((name) => program.getOptionValueSource(name) === 'cli')
+        if (given.length) throw new RagBenchOptionError(`--corpus sets the chunks, tenants and dimensions; leave out ${given.map((g) => `--${g.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`)
+        const corpus = await openCorpusDir(o.corpus)
+        config = resolveRagBenchConfig({ ...o, dim: String(corpus.dim), chunks: String(corpus.chunks), tenants: undefined, tenantMix: undefined }, Boolean(process.stderr.isTTY) && !quiet)
+        config = { ...config, corpus, tenants: corpus.tenants, chunks: corpus.chunks, mix: `corpus ${o.corpus} (${corpus.tenants.length} tenants)` }
+      } else {
+        config = resolveRagBenchConfig(o, Boolean(process.stderr.isTTY) && !quiet)
+      }
     } catch (err) {
-      if (err instanceof RagBenchOptionError) throw Object.assign(err, { exitCode: 2 })
+      if (err instanceof RagBenchOptionError || err instanceof CorpusFormatError) throw Object.assign(err, { exitCode: 2 })
       throw err
     }
     const log = (line: string) => process.stderr.write(`[rag-bench] ${line}\n`)

@@ -20,6 +20,8 @@ export interface RagBenchCliOptions {
   seed: string
   phases?: string
   keep?: boolean
+  duplicates?: string
+  topicSkew?: string
 }
 
 /** A bad option; the CLI prints the message as one line and exits 2. */
@@ -30,6 +32,12 @@ function int(name: string, value: string, min: number, max: number): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
     throw new RagBenchOptionError(`${name} must be an integer from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}, got "${value}"`)
   }
+  return n
+}
+
+function share(name: string, value: string, min: number, max: number): number {
+  const n = Number(value)
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || n < min || n > max) throw new RagBenchOptionError(`${name} must be a number from ${min} to ${max}, got "${value}"`)
   return n
 }
 
@@ -97,6 +105,8 @@ export function resolveRagBenchConfig(o: RagBenchCliOptions, showProgress = fals
     efConstruction,
     efSearch: [...new Set(efSearch)].sort((a, b) => a - b),
     queries: int('--queries', o.queries, 1, 100_000),
+    duplicates: share('--duplicates', o.duplicates ?? '0.05', 0, 0.5),
+    topicSkew: share('--topic-skew', o.topicSkew ?? '1', 0, 4),
     seed: o.seed,
     phases,
     keep: Boolean(o.keep),

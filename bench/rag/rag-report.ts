@@ -1,3 +1,4 @@
+import type { MeasureRecallResult, OptimizeResult } from '../../src/index.js'
 import type { ReportHeader } from '../report/header.js'
 import type { Percentiles } from '../report/stats.js'
 import type { PlanKind } from './plan-kind.js'
@@ -20,7 +21,10 @@ export interface SearchRow {
   tenantChunks: { min: number; max: number }
   efSearch: number
   iterativeScan: 'relaxed' | 'off'
+  /** Tie-aware: a returned row within the exact 10th distance + 0.001 is a hit. */
   recallAt10: number
+  /** Counting only the exact ids (lower where near-duplicate chunks tie). */
+  recallAt10ById: number
   latencyMs: Percentiles
   /** The plans the planner chose for the sampled tenants. */
   plans: PlanKind[]
@@ -38,11 +42,21 @@ export interface RagBenchReport extends ReportHeader {
   ingest?: { chunks: number; seconds: number; chunksPerSecond: number }
   index?: {
     shared?: { seconds: number; bytes: number }
-    tiered?: { seconds: number; tenantIndexes: number; bytes: number; droppedSharedIndex: boolean; notes: string[] }
+    tiered?: {
+      seconds: number
+      tenantIndexes: number
+      bytes: number
+      droppedSharedIndex: boolean
+      notes: string[]
+      /** optimize()'s recall tuning (included in `seconds`): per tenant, the setting chosen for the target. */
+      tuning: OptimizeResult['tuning']
+    }
     sizes: { heap: number; toast: number; sharedHnsw: number; tenantHnsw: number; btree: number; gin: number; total: number }
   }
   ingestIndexed?: { chunks: number; seconds: number; chunksPerSecond: number; ratioToUnindexed: number | null; indexes: string[] }
   search?: { k: number; rows: SearchRow[] }
+  /** After the tiered optimize(): store.measureRecall at each indexed tenant's tuned setting (what search uses by default). */
+  tunedRecall?: MeasureRecallResult
   hybrid?: { vectorMs: Percentiles; hybridMs: Percentiles; queries: number }
   writes?: { writers: number; replaceDocumentMs: Percentiles; deleteDocumentMs: Percentiles; replacesPerSecond: number; deletesPerSecond: number; deletePlan: string[]; hnswIndexes: string[]; operations: number }
   findings?: string[]

@@ -27,11 +27,20 @@ export function renderRagReport(r: RagBenchReport): string {
     ]]), '')
   }
   if (r.search) {
-    out.push(renderTable(['4. search k=10', 'class', 'chunks', 'ef', 'iterative', 'recall@10', 'p50 ms', 'p95 ms', 'p99 ms', '< k', 'plan'],
+    out.push(renderTable(['4. search k=10', 'class', 'chunks', 'ef', 'iterative', 'recall@10', 'by id', 'p50 ms', 'p95 ms', 'p99 ms', '< k', 'plan'],
       r.search.rows.map((x) => [
         x.strategy, x.tenantClass, `${x.tenantChunks.min}-${x.tenantChunks.max}`, String(x.efSearch), x.iterativeScan,
-        x.recallAt10.toFixed(3), fmt(x.latencyMs.p50), fmt(x.latencyMs.p95), fmt(x.latencyMs.p99), `${x.shortResults}/${x.queries}`, x.plans.join(' / '),
+        x.recallAt10.toFixed(3), x.recallAt10ById.toFixed(3), fmt(x.latencyMs.p50), fmt(x.latencyMs.p95), fmt(x.latencyMs.p99), `${x.shortResults}/${x.queries}`, x.plans.join(' / '),
       ])), '')
+  }
+  if (r.tunedRecall?.tenants.length) {
+    const tuning = new Map((r.index?.tiered?.tuning.tenants ?? []).map((t) => [t.tenantId, t]))
+    out.push(renderTable(['4b. after optimize() (tuned)', 'chunks', 'path', 'ef_search', 'recall@10', 'by id', 'p50 ms', 'p95 ms', 'exact p50 ms'],
+      r.tunedRecall.tenants.map((x) => {
+        const t = tuning.get(x.tenantId)
+        return [x.tenantId, String(x.rows), t?.path ?? '', t?.efSearch === null || t === undefined ? '' : String(t.efSearch) + (t.rebuiltWith ? ` (m ${t.rebuiltWith.m}, efc ${t.rebuiltWith.efConstruction})` : ''),
+          x.recall.toFixed(3), x.recallById.toFixed(3), fmt(x.searchP50Ms), fmt(x.searchP95Ms), fmt(x.exactP50Ms)]
+      })), '')
   }
   if (r.hybrid) {
     out.push(renderTable(['5. hybrid', 'p50 ms', 'p95 ms'], [

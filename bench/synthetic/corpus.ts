@@ -32,6 +32,17 @@ export interface CorpusSpec {
   topicRank?: number
   /** Prefix of document ids after the tenant (`t1/doc-0`). Default `doc`. */
   documentPrefix?: string
+  /**
+   * Share of chunks that are boilerplate: near-copies (same text, the vector moved by 0.002) of a
+   * few passages every tenant repeats (licence, footer), some of them shared by all tenants — real
+   * text has them, and they make ids tie. Default 0.
+   */
+  duplicates?: number
+  /**
+   * Zipf exponent of how a tenant's documents spread over its topics: 0 (default) uniform, 1 a
+   * heavy head (its first topic takes the most documents), as real collections are.
+   */
+  topicSkew?: number
 }
 
 const WORDS = ['invoice', 'contract', 'payment', 'renewal', 'clause', 'delivery', 'refund', 'audit', 'policy', 'shipment', 'warranty', 'license']
@@ -117,16 +128,32 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
   const pool = topicPool(spec)
   const perDoc = spec.chunksPerDoc ?? 20
   const noise = spec.noise ?? 0.75
+  const duplicates = spec.duplicates ?? 0
+  const shared = boilerplate(spec, 'all tenants', pool, 4)
   for (const tenant of spec.tenants) {
     const topics = tenantTopics(spec, tenant.id, pool)
     const random = seededRandom(`${spec.seed}:chunks:${tenant.id}`)
+    const own = duplicates > 0 ? [...shared, ...boilerplate(spec, tenant.id, topics, 8)] : []
+    const pickTopic = zipfPicker(topics.length, spec.topicSkew ?? 0)
     let topic = 0
     let document = topics[0]!.centroid
     for (let i = 0; i < tenant.chunks; i++) {
       const chunkIndex = i % perDoc
       if (chunkIndex === 0) {
-        topic = random.int(topics.length)
+        topic = pickTopic(random)
         document = around(random, topics[topic]!.centroid, topics[topic]!, noise, 0)
+      }
+      if (duplicates > 0 && random.next() < duplicates) {
+        const passage = own[random.int(own.length)]!
+        yield {
+          tenantId: tenant.id,
+          documentId: `${tenant.id}/${spec.documentPrefix ?? 'doc'}-${Math.floor(i / perDoc)}`,
+          chunkIndex,
+          content: passage.content,
+          metadata: { topic: passage.topic, kind: 'boilerplate' },
+          embedding: around(random, passage.vector, passage.topicOf, 0, 0.002),
+        }
+        continue
       }
       const kind = WORDS[(topic * 7 + chunkIndex) % WORDS.length]!
       const words = Array.from({ length: 8 }, () => topicWord(random, topics[topic]!.id)).join(' ')
@@ -139,6 +166,32 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
         embedding: around(random, document, topics[topic]!, noise / 3, 0.05),
       }
     }
+  }
+}
+
+/** A few passages repeated as boilerplate: text and a vector near one of `topics`. */
+function boilerplate(spec: CorpusSpec, owner: string, topics: Topic[], n: number): Array<{ content: string; vector: Float32Array; topic: number; topicOf: Topic }> {
+  const random = seededRandom(`${spec.seed}:boilerplate:${owner}`)
+  return Array.from({ length: n }, (_, k) => {
+    const topicOf = topics[random.int(topics.length)]!
+    return {
+      content: `standard terms ${k} of ${owner}: ${Array.from({ length: 8 }, () => topicWord(random, topicOf.id)).join(' ')}`,
+      vector: around(random, topicOf.centroid, topicOf, spec.noise ?? 0.75, 0),
+      topic: topicOf.id,
+      topicOf,
+    }
+  })
+}
+
+/** Picks an index in [0, n) with Zipf weights 1/(i+1)^s (uniform when s = 0). */
+function zipfPicker(n: number, s: number): (random: Random) => number {
+  if (s === 0) return (random) => random.int(n)
+  const weights = Array.from({ length: n }, (_, i) => 1 / (i + 1) ** s)
+  const total = weights.reduce((a, b) => a + b, 0)
+  return (random) => {
+    let x = random.next() * total
+    for (let i = 0; i < n; i++) if ((x -= weights[i]!) < 0) return i
+    return n - 1
   }
 }
 

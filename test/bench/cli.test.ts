@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -23,6 +23,57 @@ afterEach(() => vi.restoreAllMocks())
 
 const where = () => (t.url ? ['--pg', t.url] : ['--db', 'embedded'])
 
+/** Writes a corpus directory in the documented format: chunks.jsonl + embeddings.npy (float32, C order). */
+function writeCorpusDir(tenants: Array<[string, number]>, dim: number): string {
+  const out = mkdtempSync(join(tmpdir(), 'pgscale-corpus-'))
+  const lines: string[] = []
+  const vectors: number[] = []
+  let i = 0
+  for (const [tenant, n] of tenants) {
+    for (let c = 0; c < n; c++, i++) {
+      lines.push(JSON.stringify({ tenant, document: `${tenant}/d${Math.floor(c / 10)}`, chunk: c % 10, content: `alpha beta gamma delta chunk ${i} about ${tenant}` }))
+      for (let d = 0; d < dim; d++) vectors.push(Math.sin((i + 1) * (d + 1)) + (d === i % dim ? 2 : 0))
+    }
+  }
+  writeFileSync(join(out, 'chunks.jsonl'), lines.join('\n') + '\n')
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${i}, ${dim}), }`
+  header = header.padEnd(64 - 10 - 1, ' ') + '\n'
+  const prefix = Buffer.concat([Buffer.from('\x93NUMPY\x01\x00', 'latin1'), Buffer.alloc(2)])
+  prefix.writeUInt16LE(header.length, 8)
+  writeFileSync(join(out, 'embeddings.npy'), Buffer.concat([prefix, Buffer.from(header, 'latin1'), Buffer.from(new Float32Array(vectors).buffer)]))
+  return out
+}
+
+describe('rag-bench --corpus', () => {
+  it('runs on a directory of chunks and embeddings: its tenants, its dimensions, tie-aware recall', async () => {
+    const corpus = writeCorpusDir([['big', 1200], ['small-a', 40], ['small-b', 30]], 12)
+    const out = join(dir, 'corpus.json')
+    const code = await ragBench(['--corpus', corpus, '--queries', '10', '--ef-search', '40', '--index', 'tiered', '--phases', 'ingest,index,ingest-indexed,search,hybrid', '--json', out, ...where()])
+    expect(stderr.join('')).not.toMatch(/Error:|at .*\.ts:/)
+    expect(code).toBe(0)
+    expect(stderr.join('')).toMatch(/skipped the ingest-indexed phase/)
+    const report = JSON.parse(readFileSync(out, 'utf8'))
+    expect(report.tenants).toMatchObject({ count: 3, chunks: 1270, largest: 1200, smallest: 30 })
+    expect(report.parameters).toMatchObject({ dim: 12 })
+    expect(report.ingest).toMatchObject({ chunks: 1270 })
+    expect(report.search.rows.length).toBeGreaterThan(0)
+    for (const r of report.search.rows) expect(r.recallAt10).toBeGreaterThanOrEqual(r.recallAt10ById)
+    expect(report.hybrid.queries).toBeGreaterThan(0)
+  }, 300_000)
+
+  it('a directory that does not follow the format, or options it sets itself: one line, exit 2', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'pgscale-corpus-'))
+    expect(await ragBench(['--corpus', empty, ...where()])).toBe(2)
+    expect(stderr.join('')).toMatch(/no chunks\.jsonl/)
+    const corpus = writeCorpusDir([['t', 20]], 4)
+    writeFileSync(join(corpus, 'chunks.jsonl'), readFileSync(join(corpus, 'chunks.jsonl'), 'utf8') + JSON.stringify({ tenant: 't', document: 'x', chunk: 0, content: 'extra' }) + '\n')
+    expect(await ragBench(['--corpus', corpus, ...where()])).toBe(2)
+    expect(stderr.join('')).toMatch(/chunks\.jsonl has 21 lines but the embeddings hold 20 rows of 4/)
+    expect(await ragBench(['--corpus', corpus, '--dim', '8', ...where()])).toBe(2)
+    expect(stderr.join('')).toMatch(/leave out --dim/)
+  })
+})
+
 describe('rag-bench', () => {
   it('runs every phase on a small mix and writes every documented key', async () => {
     const out = join(dir, 'rag.json')
@@ -32,22 +83,23 @@ describe('rag-bench', () => {
     expect(code).toBe(0)
     const report = JSON.parse(readFileSync(out, 'utf8'))
     expect(Object.keys(report).sort()).toEqual(
-      ['bench', 'findings', 'hybrid', 'index', 'ingest', 'ingestIndexed', 'machine', 'method', 'parameters', 'process', 'search', 'server', 'startedAt', 'tenants', 'writes'].sort(),
+      ['bench', 'findings', 'hybrid', 'index', 'ingest', 'ingestIndexed', 'machine', 'method', 'parameters', 'process', 'search', 'server', 'startedAt', 'tenants', 'tunedRecall', 'writes'].sort(),
     )
     expect(Object.keys(report.machine).sort()).toEqual(['cores', 'cpu', 'memoryGiB', 'node', 'platform'])
     expect(Object.keys(report.server)).toEqual(expect.arrayContaining(['provider', 'serverVersion', 'pgvectorVersion', 'settings']))
     expect(report.tenants).toMatchObject({ count: 22, chunks: 3000, largest: 1200, smallest: 30, classes: { small: 20, medium: 2, large: 0 } })
     expect(report.ingest).toMatchObject({ chunks: 3000 })
     expect(Object.keys(report.index).sort()).toEqual(['shared', 'sizes', 'tiered'])
-    expect(Object.keys(report.index.tiered).sort()).toEqual(['bytes', 'droppedSharedIndex', 'notes', 'seconds', 'tenantIndexes'])
+    expect(Object.keys(report.index.tiered).sort()).toEqual(['bytes', 'droppedSharedIndex', 'notes', 'seconds', 'tenantIndexes', 'tuning'])
     expect(Object.keys(report.index.sizes).sort()).toEqual(['btree', 'gin', 'heap', 'sharedHnsw', 'tenantHnsw', 'toast', 'total'])
     expect(report.ingestIndexed.chunks).toBeGreaterThan(0)
     // 2 strategies × 2 classes (medium, small) × 2 ef_search × 2 iterative scan settings.
     expect(report.search.rows).toHaveLength(2 * 2 * 2 * 2)
     for (const r of report.search.rows) {
-      expect(Object.keys(r).sort()).toEqual(['efSearch', 'iterativeScan', 'latencyMs', 'plans', 'queries', 'recallAt10', 'shortResults', 'strategy', 'tenantChunks', 'tenantClass'])
+      expect(Object.keys(r).sort()).toEqual(['efSearch', 'iterativeScan', 'latencyMs', 'plans', 'queries', 'recallAt10', 'recallAt10ById', 'shortResults', 'strategy', 'tenantChunks', 'tenantClass'])
       expect(Object.keys(r.latencyMs).sort()).toEqual(['mean', 'n', 'p50', 'p95', 'p99'])
       expect(r.recallAt10).toBeGreaterThan(0.5)
+      expect(r.recallAt10).toBeGreaterThanOrEqual(r.recallAt10ById)
     }
     expect(Object.keys(report.hybrid).sort()).toEqual(['hybridMs', 'queries', 'vectorMs'])
     expect(report.writes).toMatchObject({ writers: 2 })

@@ -6,7 +6,7 @@ import { rollupFindings } from '../../bench/rollup/run-rollup-bench.js'
 const p = (p50: number) => ({ n: 10, p50, p95: p50 * 2, p99: p50 * 3, mean: p50 })
 const row = (over: Partial<SearchRow>): SearchRow => ({
   strategy: 'shared', tenantClass: 'large', tenantChunks: { min: 25000, max: 25000 }, efSearch: 40, iterativeScan: 'off',
-  recallAt10: 0.625, latencyMs: p(1.1), plans: ['shared HNSW index'], shortResults: 0, queries: 200, ...over,
+  recallAt10: 0.625, recallAt10ById: 0.625, latencyMs: p(1.1), plans: ['shared HNSW index'], shortResults: 0, queries: 200, ...over,
 })
 const tenants = { count: 4, chunks: 100000, largest: 25000, smallest: 25000, classes: { small: 0, medium: 0, large: 4 } }
 
