@@ -19,7 +19,6 @@ import { seededRandom } from '../../src/util/seeded-random.js'
 const BUCKETS = 1 << 14
 const CHUNK = 700
 
-interface Source { path: string; text: string }
 interface Chunk { tenant: string; document: string; chunk: number; content: string }
 
 /** Every readable text file under `root` (gzip opened), in a stable order. */

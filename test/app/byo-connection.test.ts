@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adoptDatabase, connect, Database, PgVectorStore, rollupTable, MonthlyRollup } from '../../src/index.js'
 import { itWithServer } from '../support/skip.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { axisVector } from '../support/vectors.js'
 
 /**
  * Bring your own connection: the store and the rollup run on the app's Kysely (with its plugins)
@@ -13,12 +14,7 @@ import { useTestDatabase } from '../support/test-database.js'
 const t = useTestDatabase()
 const DIM = 8
 
-function vec(axis: number, tilt = 0): number[] {
-  const v = new Array<number>(DIM).fill(0)
-  v[axis % DIM] = 1
-  v[(axis + 1) % DIM] = tilt
-  return v
-}
+const vec = (axis: number, tilt = 0): number[] => axisVector(DIM, axis, tilt)
 
 const chunks = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => ({ content: `${tag} chunk ${i}`, embedding: vec(i, 0.1), metadata: { owner_id: tag, chunk_no: i } }))

@@ -2,17 +2,12 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { InvalidIdentifierError, PgVectorStore, SchemaMismatchError, type Distance } from '../../src/index.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { axisVector } from '../support/vectors.js'
 
 const t = useTestDatabase()
 const DIM = 8
 
-/** A deterministic vector: mostly axis `axis`, a little of `axis + 1`. */
-function vec(axis: number, tilt = 0): number[] {
-  const v = new Array<number>(DIM).fill(0)
-  v[axis % DIM] = 1
-  v[(axis + 1) % DIM] = tilt
-  return v
-}
+const vec = (axis: number, tilt = 0): number[] => axisVector(DIM, axis, tilt)
 
 function jsDistance(distance: Distance, a: number[], b: number[]): number {
   const dot = a.reduce((s, x, i) => s + x * b[i]!, 0)
