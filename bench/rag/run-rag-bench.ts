@@ -266,7 +266,9 @@ export async function runRagBench(provisioned: ProvisionedDatabase, c: RagBenchC
     report.search = { k: K, rows }
     if (strategies.includes('tiered')) {
       // What a deployment gets by default after optimize(): each indexed tenant at its tuned setting.
-      report.tunedRecall = await store.measureRecall({ sample: Math.min(c.queries, 200), seed: c.seed })
+      // The tenants the search phase sampled (up to 4 per class), each on its own queries.
+      const measured = sampled.flatMap((x) => x.tenants.map((t) => t.id))
+      report.tunedRecall = await store.measureRecall({ tenantId: measured, sample: Math.min(c.queries, 200), seed: c.seed })
     }
   }
 
