@@ -12,7 +12,7 @@ export const DEFAULT_TARGET_RECALL = 0.98
 
 /** How `optimize({ targetRecall })` looks for each indexed tenant's cheapest setting. */
 export interface RecallTuningOptions {
-  /** `ef_search` values tried, ascending. Default 40, 64, 100, 160, 250, 400, 640, 1000. */
+  /** `ef_search` values tried, ascending. Default 40, 64, 100, 130, 160, 200, 250, 320, 400, 500, 640, 800, 1000. */
   efSearchSteps?: readonly number[]
   /**
    * The slowest search p50 (ms) a setting may have. Default: the tenant's exact scan p50 on the
@@ -53,7 +53,7 @@ export interface TenantTuningReport {
   tried: Array<{ efSearch: number; m: number | null; efConstruction: number | null; recall: number; p50Ms: number }>
 }
 
-const DEFAULT_STEPS = [40, 64, 100, 160, 250, 400, 640, 1000]
+const DEFAULT_STEPS = [40, 64, 100, 130, 160, 200, 250, 320, 400, 500, 640, 800, 1000]
 const DEFAULT_REBUILDS = [{ m: 16, efConstruction: 128 }, { m: 24, efConstruction: 256 }]
 
 /** Checked tuning parameters. */
