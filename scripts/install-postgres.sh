@@ -81,19 +81,9 @@ else
     $SUDO apt-get install -y -qq "postgresql-$PG_MAJOR-pgvector" >/dev/null
   else
     # 2b. Build the source package of a newer suite, fetched from the mirror already configured.
-    mirror=""
-    keyring=""
-    if ls /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then
-      # deb822: first URIs line of a stanza whose Suites name the base suite (not -security).
-      read -r mirror keyring < <(awk '
-        /^URIs:/ {u=$2} /^Signed-By:/ {k=$2}
-        /^Suites:/ { if ($0 !~ /security/) s=1 }
-        /^$/ { if (s && u!="") { print u, k; exit } s=0; u=""; k="" }
-        END { if (s && u!="") print u, k }' /etc/apt/sources.list.d/*.sources) || true
-    fi
-    if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
-      mirror="$(awk '$1=="deb" && $0 !~ /security/ { for (i=2;i<=NF;i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' /etc/apt/sources.list)"
-    fi
+    # shellcheck source=scripts/lib/debian-mirror.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-mirror.sh"
+    debian_mirror
     [ -n "$mirror" ] || die "could not read a Debian mirror URI from the configured apt sources"
     [ -n "$keyring" ] || keyring="/usr/share/keyrings/debian-archive-keyring.gpg"
 

@@ -1,7 +1,9 @@
-import { existsSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { InvalidArgumentError, PgScaleError, ProviderUnavailableError } from '../errors.js'
 import { connect, connectPglite, redactUrl } from './connect.js'
 import type { Database } from './database.js'
+import { configureTestcontainers, findContainerEngine } from './providers/container-engine.js'
+import { registerExitCleanup } from './providers/exit-cleanup.js'
 import { findLocalBinaries } from './providers/local-binaries.js'
 import { startLocalCluster } from './providers/local-cluster.js'
 import {
@@ -29,7 +31,10 @@ export interface ProvisionOptions {
   dataDir?: string
   /** Most connections the handle opens at once (server providers). Default 10. */
   maxConnections?: number
-  /** For `container`: the image. Default `pgvector/pgvector:pg17`. */
+  /**
+   * For `container`: the image. Default `PGSCALE_CONTAINER_IMAGE`, else `pgvector/pgvector:pg17` on
+   * Docker and `localhost/pgscale/postgres-pgvector:15` (built by `npm run container:setup`) on podman.
+   */
   image?: string
   /** For `local`: the directory with `initdb` and `postgres`. Default: the newest install found. */
   pgBin?: string
@@ -58,9 +63,12 @@ export function checkProvider(provider: ProviderName, options: Pick<ProvisionOpt
       return found.ok ? { available: true } : { available: false, reason: found.reason }
     }
     case 'container':
-      return dockerLikely()
+      return findContainerEngine()
         ? { available: true }
-        : { available: false, reason: 'no Docker engine (no DOCKER_HOST, no /var/run/docker.sock); start Docker or use "local"/"embedded"' }
+        : {
+            available: false,
+            reason: 'no container engine (no DOCKER_HOST, no Docker socket, no podman socket); start Docker, or run `npm run container:setup` (podman), or use "local"/"embedded"',
+          }
     case 'embedded':
       return { available: true }
   }
@@ -165,37 +173,53 @@ async function provisionLocal(options: ProvisionOptions): Promise<Provisioned> {
   return described('local', db, cluster.url, () => cluster.stop())
 }
 
-/** Whether a Docker engine is likely reachable, without asking Testcontainers (which is slow to fail). */
-function dockerLikely(): boolean {
-  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock') || existsSync(`${process.env.HOME}/.docker/run/docker.sock`)
-}
-
 async function provisionContainer(options: ProvisionOptions): Promise<Provisioned> {
-  const check = checkProvider('container')
-  if (!check.available) throw new ProviderUnavailableError('container', `provider "container" is unavailable: ${check.reason}`)
-  const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+  const engine = findContainerEngine()
+  if (!engine) {
+    const check = checkProvider('container')
+    throw new ProviderUnavailableError('container', `provider "container" is unavailable: ${check.available ? 'no engine found' : check.reason}`)
+  }
+  configureTestcontainers(engine)
+  const image = options.image ?? process.env.PGSCALE_CONTAINER_IMAGE ?? engine.defaultImage
+  const [{ PostgreSqlContainer }, { Wait }] = await Promise.all([import('@testcontainers/postgresql'), import('testcontainers')])
   let container: Awaited<ReturnType<InstanceType<typeof PostgreSqlContainer>['start']>>
   try {
-    container = await new PostgreSqlContainer(options.image ?? 'pgvector/pgvector:pg17')
+    let definition = new PostgreSqlContainer(image)
       .withSharedMemorySize(1024 * 1024 * 1024) // parallel HNSW builds keep the graph in /dev/shm
       .withCommand(['postgres', ...settingArgs({ ...DEFAULT_SERVER_SETTINGS, ...options.settings })])
-      .start()
+    if (engine.kind === 'podman') {
+      // PostgreSqlContainer waits for a Docker health check; podman runs health checks from systemd
+      // timers, which these machines lack: wait for the server's own line and the port instead.
+      definition = definition.withWaitStrategy(Wait.forAll([Wait.forLogMessage(/database system is ready to accept connections/), Wait.forListeningPorts()]))
+    }
+    container = await definition.start()
   } catch (err) {
     throw new ProviderUnavailableError(
       'container',
-      `provider "container" is unavailable: ${err instanceof Error ? err.message : String(err)}`,
+      `provider "container" is unavailable (${engine.kind} at ${engine.dockerHost}, image ${image}): ${err instanceof Error ? err.message : String(err)}` +
+        (engine.kind === 'podman' ? ' — `npm run container:setup` builds the image' : ''),
       { cause: err },
     )
   }
+  // Without Ryuk (podman), nothing else removes the container if the process ends before stop().
+  const id = container.getId()
+  const unregister = engine.kind === 'podman'
+    ? registerExitCleanup(() => void spawnSync('podman', ['rm', '--force', '--time', '0', id], { stdio: 'ignore', timeout: 20_000 }))
+    : () => {}
   const url = container.getConnectionUri()
   const stopContainer = async () => {
-    await container.stop()
+    try {
+      await container.stop()
+    } finally {
+      unregister()
+    }
   }
   const db = await connect(url, { maxConnections: options.maxConnections }).catch(async (err: unknown) => {
     await stopContainer()
     throw err
   })
-  return described('container', db, url, stopContainer)
+  const provisioned = await described('container', db, url, stopContainer)
+  return { ...provisioned, info: { ...provisioned.info, container: { engine: engine.kind, image } } }
 }
 
 async function provisionEmbedded(options: ProvisionOptions): Promise<Provisioned> {

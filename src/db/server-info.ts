@@ -25,6 +25,8 @@ export interface ServerInfo {
   pgvectorVersion: string
   /** Current values of {@link REPORTED_SETTINGS} (and any other setting read). */
   settings: Record<string, string>
+  /** For `container`: the engine that ran it and the image. */
+  container?: { engine: 'docker' | 'podman'; image: string }
 }
 
 /** The four ways to get a database. */

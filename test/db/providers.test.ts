@@ -1,5 +1,8 @@
 import { sql } from 'kysely'
+import { execFileSync, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { findContainerEngine } from '../../src/db/providers/container-engine.js'
 import { checkProvider, compareVersions, connect, ConnectionError, provision, type ProviderName, type ProvisionOptions } from '../../src/index.js'
 import { testTarget } from '../support/test-database.js'
 
@@ -18,6 +21,36 @@ const providers: Array<{ name: ProviderName; options: ProvisionOptions; why?: st
     why: 'no server URL in this run (PGSCALE_TEST_DATABASE_URL unset and the run is on embedded)',
   },
 ]
+
+/** podman containers publishing `port` (the provider's, when it was not removed). */
+function containersOnPort(port: string): string[] {
+  const out = execFileSync('podman', ['ps', '-a', '--format', '{{.ID}} {{.Ports}}'], { encoding: 'utf8' })
+  return out.split('\n').filter((line) => line.includes(`:${port}->`))
+}
+
+describe('container teardown', () => {
+  const engine = findContainerEngine()
+  const itPodman = engine?.kind === 'podman' ? it : it.skip
+  itPodman('a process interrupted (SIGINT) with a container running leaves no container behind', async () => {
+    const worker = fileURLToPath(new URL('./container-interrupt-worker.ts', import.meta.url))
+    const child = spawn(process.execPath, ['--import', 'tsx', worker], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = ''
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString()
+        const match = /ready (\S+)/.exec(out)
+        if (match) resolve(match[1]!)
+      })
+      child.on('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)))
+    })
+    const port = new URL(url).port
+    expect(containersOnPort(port)).toHaveLength(1)
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    child.kill('SIGINT')
+    expect(await exited).toBe(130)
+    expect(containersOnPort(port)).toEqual([])
+  }, 120_000)
+})
 
 describe('provider smoke tests', () => {
   for (const { name, options, why } of providers) {
@@ -38,6 +71,7 @@ describe('provider smoke tests', () => {
         expect(Object.keys(info.settings).sort()).toEqual(
           ['maintenance_work_mem', 'max_parallel_maintenance_workers', 'shared_buffers', 'work_mem'],
         )
+        if (name === 'container') expect(info.container).toEqual({ engine: findContainerEngine()!.kind, image: expect.any(String) })
         if (name === 'embedded') expect(url).toBeUndefined()
         else expect(url).toMatch(/^postgres(ql)?:\/\//)
 
@@ -55,6 +89,9 @@ describe('provider smoke tests', () => {
         expect(nearest.rows[0]?.id).toBe(2)
       } finally {
         await stop()
+      }
+      if (name === 'container' && url && findContainerEngine()?.kind === 'podman') {
+        expect(containersOnPort(new URL(url).port)).toEqual([])
       }
       if (name === 'local' && url) {
         // stop() shut the throwaway cluster down: its port no longer answers.

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ProviderUnavailableError } from '../../errors.js'
 import type { LocalBinaries } from './local-binaries.js'
+import { registerExitCleanup } from './exit-cleanup.js'
 import { settingArgs, type ServerSettings } from './provider.js'
 
 /** A running throwaway cluster. */
@@ -18,44 +19,18 @@ export interface LocalCluster {
   stop(): Promise<void>
 }
 
-const running = new Set<{ child: ChildProcess; dir: string }>()
-const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const
+const unregisters = new WeakMap<ChildProcess, () => void>()
 
-function onExit(): void {
-  for (const entry of running) {
-    entry.child.kill('SIGQUIT')
-    rmSync(entry.dir, { recursive: true, force: true })
-  }
-}
-
-/**
- * On SIGINT/SIGTERM with no other listener, the process would die without running 'exit' hooks:
- * stop the clusters and exit as the signal would (130/143). When the host app listens for the
- * signal itself, step aside: its graceful shutdown still has the database, and calls `stop()`
- * (or exits, and the 'exit' hook removes the clusters).
- */
-const signalHandlers = Object.fromEntries(
-  Object.entries(SIGNALS).map(([signal, number]) => [
-    signal,
-    () => {
-      if (process.listenerCount(signal) > 1) return
-      for (const entry of running) entry.child.kill('SIGQUIT')
-      process.exit(128 + number)
-    },
-  ]),
-) as Record<keyof typeof SIGNALS, () => void>
-
-/** Installs the exit and signal hooks while any cluster runs; removes them when the last one stops. */
+/** Kills the server and removes its directory when the process exits before `stop()`. */
 function trackCluster(entry: { child: ChildProcess; dir: string }, add: boolean): void {
-  const before = running.size
-  if (add) running.add(entry)
-  else running.delete(entry)
-  if (before === 0 && running.size > 0) {
-    process.on('exit', onExit)
-    for (const [signal, handler] of Object.entries(signalHandlers)) process.on(signal, handler)
-  } else if (before > 0 && running.size === 0) {
-    process.off('exit', onExit)
-    for (const [signal, handler] of Object.entries(signalHandlers)) process.off(signal, handler)
+  if (add) {
+    unregisters.set(entry.child, registerExitCleanup(() => {
+      entry.child.kill('SIGQUIT')
+      rmSync(entry.dir, { recursive: true, force: true })
+    }))
+  } else {
+    unregisters.get(entry.child)?.()
+    unregisters.delete(entry.child)
   }
 }
 
