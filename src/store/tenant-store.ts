@@ -69,7 +69,7 @@ export interface HybridSearchOptions {
   candidates?: number
   /** The RRF constant. Default 60. */
   rrfK?: number
-  /** `hnsw.ef_search` for the vector list. Default: the store's. */
+  /** `hnsw.ef_search` for the vector list. Default: the tenant's tuned value, else the store's. */
   efSearch?: number
 }
 
@@ -232,7 +232,8 @@ export class TenantStore {
     if (typeof rrfK !== 'number' || !Number.isFinite(rrfK) || rrfK < 0) {
       throw new InvalidArgumentError(`hybridSearch: rrfK must be a non-negative number, got ${String(rrfK)}`)
     }
-    const settings = this.#searchSettings(candidates, options.efSearch, 'relaxed')
+    const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
+    const settings = this.#searchSettings(candidates, options.efSearch ?? tuned?.efSearch ?? undefined, 'relaxed')
     return this.#db.withTransactionConnection(
       (trx) => this.#run<HybridSearchResult>(this.#sql.hybridSearch, [vector, options.text, k, candidates, rrfK], trx),
       { settings, readOnly: true },
