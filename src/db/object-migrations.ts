@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { SchemaMismatchError } from '../errors.js'
 import type { Database, DatabaseTransaction } from './database.js'
+import { SQLSTATE } from '../sql/sqlstate.js'
 
 /** One versioned step of a parameterised object's schema (a store table, a rollup table). */
 export interface ObjectMigrationStep {
@@ -43,7 +44,7 @@ export async function migrateObject(
     )`.execute(db).catch(async (err: unknown) => {
     // Two processes creating the table at once: one wins, the other sees 23505/42P07.
     const state = (err as { sqlState?: string }).sqlState
-    if (state !== '23505' && state !== '42P07') throw err
+    if (state !== SQLSTATE.uniqueViolation && state !== SQLSTATE.duplicateTable) throw err
   })
   return db.transaction(async (trx: DatabaseTransaction) => {
     await sql`select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}))`.execute(trx)

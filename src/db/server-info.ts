@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { DatabaseError, ExtensionMissingError } from '../errors.js'
 import type { Database } from './database.js'
+import { SQLSTATE } from '../sql/sqlstate.js'
 
 /** The lowest pgvector pgscale supports: iterative index scans arrived in 0.8.0. */
 export const MIN_PGVECTOR_VERSION = '0.8.0'
@@ -69,8 +70,8 @@ export async function ensureVectorExtension(db: Database): Promise<string> {
       await sql`create extension if not exists vector`.execute(db)
     } catch (err) {
       // Two processes creating it at once: the loser sees a unique violation; the extension exists.
-      if (!(err instanceof DatabaseError && (err.sqlState === '23505' || err.sqlState === '42710'))) {
-        const privilege = err instanceof DatabaseError && err.sqlState === '42501'
+      if (!(err instanceof DatabaseError && (err.sqlState === SQLSTATE.uniqueViolation || err.sqlState === SQLSTATE.duplicateObject))) {
+        const privilege = err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege
         throw new ExtensionMissingError(
           privilege
             ? 'pgvector is available but this role may not create it: ask a superuser to run `CREATE EXTENSION vector` in this database.'

@@ -8,6 +8,8 @@ import { advisoryXactLock, int32Hash } from '../sql/advisory-lock.js'
 import { compileSql, statementTemplate } from '../sql/statement-template.js'
 import { rebuildStatement, refreshStatement, type AtKind, type RollupParts } from './rollup-sql.js'
 import type { RollupTable } from './rollup-table.js'
+import { quoteQualified } from '../sql/quote.js'
+import { SQLSTATE } from '../sql/sqlstate.js'
 
 /** Configuration of a {@link MonthlyRollup}. */
 export interface MonthlyRollupConfig {
@@ -119,7 +121,7 @@ export class MonthlyRollup {
     }
     this.zone = assertTimeZone(config.zone)
     this.#parts = {
-      source: source.schema ? `"${source.schema}"."${source.name}"` : `"${source.name}"`,
+      source: quoteQualified(source.schema, source.name),
       target,
       at,
       tenant,
@@ -296,7 +298,7 @@ export class MonthlyRollup {
     try {
       await sql`select now() at time zone ${p.zone}`.execute(db)
     } catch (err) {
-      if (err instanceof DatabaseError && err.sqlState === '22023') throw new InvalidTimeZoneError(p.zone, { cause: err })
+      if (err instanceof DatabaseError && err.sqlState === SQLSTATE.invalidParameterValue) throw new InvalidTimeZoneError(p.zone, { cause: err })
       throw err
     }
     const cols = sql.join([sql.raw(`"${p.tenant}"`), sql.raw(`"${p.at}"`), ...p.groupBy.map((g) => sql.raw(`"${g}"`))])
@@ -310,7 +312,7 @@ export class MonthlyRollup {
       try {
         rows = (await sql`select ${m.expression} as v from ${sql.raw(p.source)} where false`.execute(db)).rows
       } catch (err) {
-        if (err instanceof DatabaseError && err.sqlState === '42803') rows = []
+        if (err instanceof DatabaseError && err.sqlState === SQLSTATE.groupingError) rows = []
         else throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not a valid expression: ${(err as Error).message}`, { cause: err })
       }
       if (rows.length !== 1) throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not an aggregate expression (sum(...), count(*), max(...), ...)`)

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors.js'
 import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
 import { fitIdentifier } from '../store/index-names.js'
 import { assertColumnType } from './column-type.js'
+import { quoteQualified } from '../sql/quote.js'
 
 /** Declaration of a rollup table: its group columns and measure columns with their types. */
 export interface RollupTableConfig {
@@ -76,7 +77,7 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
   const duplicate = all.find((c, i) => all.indexOf(c) !== i)
   if (duplicate) throw new InvalidArgumentError(`rollupTable: column ${duplicate} is declared twice (tenant_id and month are implicit)`)
   const tenantType = assertColumnType(config.tenantType ?? 'text', 'tenantType')
-  const qualified = schema ? `"${schema}"."${table}"` : `"${table}"`
+  const qualified = quoteQualified(schema, table)
 
   const create = async (db: Kysely<any>) => {
     const definitions = [

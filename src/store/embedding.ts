@@ -1,5 +1,6 @@
 import { DimensionMismatchError, InvalidArgumentError } from '../errors.js'
 import type { Distance } from './store-config.js'
+import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** The largest finite float4: pgvector stores 4-byte floats, and a larger value overflows (22003). */
 export const FLOAT4_MAX = 3.4028234663852886e38
@@ -59,10 +60,7 @@ export function assertId(value: unknown, what: 'tenant id' | 'document id'): str
 
 /** Checks `k`: an integer from 1 to 1000. */
 export function assertK(value: unknown): number {
-  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1000) {
-    throw new InvalidArgumentError(`k must be an integer from 1 to 1000, got ${String(value)}`)
-  }
-  return value as number
+  return assertIntegerIn(value, 1, 1000, 'k')
 }
 
 /**

@@ -3,6 +3,9 @@ import type { Database } from '../db/database.js'
 import { renderSessionSettings } from '../db/local-settings.js'
 import { DatabaseError, IndexBuildError, InvalidArgumentError } from '../errors.js'
 import { MAX_HNSW_DIMENSIONS, type ResolvedStoreConfig } from './store-config.js'
+import { quoteQualified } from '../sql/quote.js'
+import { SQLSTATE } from '../sql/sqlstate.js'
+import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** Options of an HNSW index build. */
 export interface IndexBuildOptions {
@@ -53,16 +56,13 @@ export function buildParameters(config: ResolvedStoreConfig, options: IndexBuild
   }
   const m = options.m ?? 16
   const efConstruction = options.efConstruction ?? 64
-  if (!Number.isInteger(m) || m < 2 || m > 100) throw new InvalidArgumentError(`m must be an integer from 2 to 100, got ${String(m)}`)
+  assertIntegerIn(m, 2, 100, 'm')
   if (!Number.isInteger(efConstruction) || efConstruction < 4 || efConstruction > 1000 || efConstruction < 2 * m) {
     throw new InvalidArgumentError(`efConstruction must be an integer from 4 to 1000 and at least 2m (${2 * m}), got ${String(efConstruction)}`)
   }
   const settings: Record<string, string | number> = {}
   if (options.parallelWorkers !== undefined) {
-    if (!Number.isInteger(options.parallelWorkers) || options.parallelWorkers < 0 || options.parallelWorkers > 64) {
-      throw new InvalidArgumentError(`parallelWorkers must be an integer from 0 to 64, got ${String(options.parallelWorkers)}`)
-    }
-    settings.max_parallel_maintenance_workers = options.parallelWorkers
+    settings.max_parallel_maintenance_workers = assertIntegerIn(options.parallelWorkers, 0, 64, 'parallelWorkers')
   }
   if (options.maintenanceWorkMem !== undefined) settings.maintenance_work_mem = memorySetting(options.maintenanceWorkMem)
   return { m, efConstruction, settings }
@@ -153,7 +153,7 @@ async function buildConcurrently(db: Database, ddl: string, settings: Record<str
 
 /** Whether an index exists, its size, and whether it is valid (a failed concurrent build leaves it INVALID). */
 export async function indexState(db: Database, schema: string | undefined, name: string): Promise<{ bytes: number; valid: boolean } | undefined> {
-  const qualified = schema ? `"${schema}"."${name}"` : `"${name}"`
+  const qualified = quoteQualified(schema, name)
   const { rows } = await sql<{ bytes: string; valid: boolean }>`
     select pg_relation_size(x.indexrelid)::text as bytes, x.indisvalid as valid
     from pg_index x where x.indexrelid = to_regclass(${qualified})`.execute(db)
@@ -167,13 +167,13 @@ export async function dropInvalidIndex(db: Database, schema: string | undefined,
 }
 
 async function dropIndex(db: Database, schema: string | undefined, name: string, concurrently: boolean): Promise<void> {
-  const qualified = schema ? `"${schema}"."${name}"` : `"${name}"`
+  const qualified = quoteQualified(schema, name)
   await db.executeQuery(CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${qualified}`))
 }
 
 /** The size of an index in bytes, or undefined when it does not exist. `schema` defaults to the search path. */
 export async function indexBytes(db: Database, schema: string | undefined, name: string): Promise<number | undefined> {
-  const qualified = schema ? `"${schema}"."${name}"` : `"${name}"`
+  const qualified = quoteQualified(schema, name)
   const { rows } = await sql<{ bytes: string | null }>`select pg_relation_size(to_regclass(${qualified}))::text as bytes`.execute(db)
   return rows[0]?.bytes == null ? undefined : Number(rows[0].bytes)
 }
@@ -216,7 +216,7 @@ function pollProgress(db: Database, qualifiedTable: string, started: number, rep
 /** Shared-memory failures of parallel builds: disk full (53100) or out of memory (53200) in DSM. */
 export function explainBuildFailure(err: unknown, settings: Record<string, string | number>): unknown {
   if (!(err instanceof DatabaseError)) return err
-  if (err.sqlState === '53100' || err.sqlState === '53200') {
+  if (err.sqlState === SQLSTATE.diskFull || err.sqlState === SQLSTATE.outOfMemory) {
     return new IndexBuildError(
       `The HNSW build ran out of shared memory (SQLSTATE ${err.sqlState}: ${err.message}). A parallel build keeps the ` +
         `graph in dynamic shared memory, which in a container is /dev/shm: raise it (Docker: shm_size: 1gb, as ` +

@@ -6,6 +6,7 @@ import type { Embedding } from './embedding.js'
 import { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './recall.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import type { SearchOptions, SearchResult, TenantStore } from './tenant-store.js'
+import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** Options of {@link PgVectorStore.measureRecall}. */
 export interface MeasureRecallOptions {
@@ -115,8 +116,8 @@ export function measureParameters(options: MeasureRecallOptions): { sample: numb
   const sample = options.sample ?? 100
   const k = options.k ?? 10
   const epsilon = options.epsilon ?? DEFAULT_RECALL_EPSILON
-  if (!Number.isInteger(sample) || sample < 1 || sample > 10_000) throw new InvalidArgumentError(`sample must be an integer from 1 to 10000, got ${String(sample)}`)
-  if (!Number.isInteger(k) || k < 1 || k > 1000) throw new InvalidArgumentError(`k must be an integer from 1 to 1000, got ${String(k)}`)
+  assertIntegerIn(sample, 1, 10_000, 'sample')
+  assertIntegerIn(k, 1, 1000, 'k')
   if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0) throw new InvalidArgumentError(`epsilon must be a non-negative number, got ${String(epsilon)}`)
   const seed = options.seed ?? 'pgscale'
   if (typeof seed !== 'string') throw new InvalidArgumentError('seed must be a string')

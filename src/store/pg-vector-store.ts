@@ -11,10 +11,12 @@ import { buildIndex, buildParameters, indexBytes, type IndexBuildOptions, type I
 import { storeIndexNames, tenantIndexName } from './index-names.js'
 import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig } from './store-config.js'
 import { renderStatements, type StoreStatements } from './store-sql.js'
+import { hnswIndexDdl } from './hnsw-ddl.js'
 import { TenantStore } from './tenant-store.js'
 import { TuningCache, type TenantTuning } from './tenant-tuning.js'
 import { exactAnswers, measureParameters, percentile, sampleQueries, searchRecall, type MeasureRecallOptions, type MeasureRecallResult, type TenantRecall } from './measure-recall.js'
 import { DEFAULT_TARGET_RECALL, stillTuned, tuneTenant, tuningParameters, type RecallTuningOptions, type TenantTuningReport } from './tune-recall.js'
+import { quoteQualified } from '../sql/quote.js'
 
 /** Options of {@link PgVectorStore.bulkIngest}. */
 export interface BulkIngestOptions extends IngestOptions {
@@ -234,9 +236,7 @@ export class PgVectorStore {
   async createIndex(options: IndexBuildOptions = {}): Promise<IndexBuildResult> {
     const { m, efConstruction, settings } = buildParameters(this.config, options)
     const name = storeIndexNames(this.config.table).sharedHnsw
-    const ddl =
-      `create index ${options.concurrently ? 'concurrently ' : ''}if not exists "${name}" on ${this.config.qualified} ` +
-      `using hnsw (embedding ${this.config.opclass}) with (m = ${m}, ef_construction = ${efConstruction})`
+    const ddl = await hnswIndexDdl(this.#db, this.config, { name, m, efConstruction, concurrently: options.concurrently === true })
     return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl }, settings, options)
   }
 
@@ -253,11 +253,8 @@ export class PgVectorStore {
     assertId(tenantId, 'tenant id')
     const { m, efConstruction, settings } = buildParameters(this.config, options)
     const name = tenantIndexName(this.config.table, tenantId)
-    // The tenant id is quoted by the server (format %L): DDL takes no bound parameters.
-    const { rows } = await sql<{ ddl: string }>`
-      select format('create index %s if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s) where tenant_id = %L',
-        ${options.concurrently ? 'concurrently' : ''}::text, ${name}::text, ${this.config.qualified}::text, ${this.config.opclass}::text, ${m}::int, ${efConstruction}::int, ${tenantId}::text) as ddl`.execute(this.#db)
-    return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl: rows[0]!.ddl }, settings, options)
+    const ddl = await hnswIndexDdl(this.#db, this.config, { name, m, efConstruction, concurrently: options.concurrently === true, tenantId })
+    return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl }, settings, options)
   }
 
   /**
@@ -533,9 +530,6 @@ export class PgVectorStore {
   }
 }
 
-function quoteQualified(schema: string | undefined, name: string): string {
-  return schema ? `"${schema}"."${name}"` : `"${name}"`
-}
 
 function bestTried(report: TenantTuningReport): string {
   const best = [...report.tried].sort((a, b) => b.recall - a.recall)[0]

@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from '../errors.js'
 import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
+import { quoteQualified } from '../sql/quote.js'
+import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** Distance functions pgvector offers for `vector` and that the store supports. */
 export type Distance = 'cosine' | 'l2' | 'inner_product'
@@ -55,9 +57,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
   if (config === null || typeof config !== 'object') throw new InvalidArgumentError('PgVectorStore.open needs a configuration object')
   const { schema, name } = assertQualifiedName(config.table ?? 'rag_chunks', 'table name')
   const dimensions = config.dimensions
-  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_VECTOR_DIMENSIONS) {
-    throw new InvalidArgumentError(`dimensions must be an integer from 1 to ${MAX_VECTOR_DIMENSIONS}, got ${String(dimensions)}`)
-  }
+  assertIntegerIn(dimensions, 1, MAX_VECTOR_DIMENSIONS, 'dimensions')
   const distance = config.distance ?? 'cosine'
   if (!Object.hasOwn(OPERATORS, distance)) {
     throw new InvalidArgumentError(`unknown distance ${JSON.stringify(distance)}: use cosine, l2 or inner_product`)
@@ -72,7 +72,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
   return {
     schema,
     table: name,
-    qualified: schema ? `"${schema}"."${name}"` : `"${name}"`,
+    qualified: quoteQualified(schema, name),
     dimensions,
     distance,
     ...OPERATORS[distance],
@@ -84,8 +84,5 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
 
 /** `hnsw.ef_search` accepts 1..1000. */
 export function assertEfSearch(value: unknown): number {
-  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1000) {
-    throw new InvalidArgumentError(`efSearch must be an integer from 1 to 1000, got ${String(value)}`)
-  }
-  return value as number
+  return assertIntegerIn(value, 1, 1000, 'efSearch')
 }

@@ -8,6 +8,7 @@ import { assertEmbedding, assertFilter, assertId, assertK, assertMetadata, toVec
 import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
 import type { TuningCache } from './tenant-tuning.js'
+import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** One chunk of a document, as `replaceDocument` takes it. */
 export interface ChunkInput {
@@ -225,9 +226,7 @@ export class TenantStore {
     if (typeof options.text !== 'string') throw new InvalidArgumentError('hybridSearch: text must be a string')
     const vector = toVectorLiteral(assertEmbedding(options.embedding, this.#config.dimensions, this.#config.distance, 'hybridSearch'))
     const candidates = options.candidates ?? Math.max(4 * k, 40)
-    if (!Number.isInteger(candidates) || candidates < k || candidates > 10_000) {
-      throw new InvalidArgumentError(`hybridSearch: candidates must be an integer from k to 10000, got ${String(candidates)}`)
-    }
+    assertIntegerIn(candidates, k, 10_000, 'hybridSearch: candidates')
     const rrfK = options.rrfK ?? 60
     if (typeof rrfK !== 'number' || !Number.isFinite(rrfK) || rrfK < 0) {
       throw new InvalidArgumentError(`hybridSearch: rrfK must be a non-negative number, got ${String(rrfK)}`)

@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import type { TenantStore } from './tenant-store.js'
 import type { TenantTuning, TuningCache } from './tenant-tuning.js'
+import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** The recall target `optimize()` tunes every indexed tenant to, unless told otherwise. */
 export const DEFAULT_TARGET_RECALL = 0.98
@@ -63,7 +64,7 @@ export function tuningParameters(options: RecallTuningOptions) {
     throw new InvalidArgumentError('efSearchSteps must be ascending integers from 10 to 1000')
   }
   const sample = options.sample ?? 200
-  if (!Number.isInteger(sample) || sample < 10 || sample > 10_000) throw new InvalidArgumentError(`tuning sample must be an integer from 10 to 10000, got ${String(sample)}`)
+  assertIntegerIn(sample, 10, 10_000, 'tuning sample')
   const retuneAbove = options.retuneAbove ?? 0.2
   if (typeof retuneAbove !== 'number' || !(retuneAbove >= 0)) throw new InvalidArgumentError('retuneAbove must be a non-negative number')
   if (options.maxLatencyMs !== undefined && !(typeof options.maxLatencyMs === 'number' && options.maxLatencyMs > 0)) {

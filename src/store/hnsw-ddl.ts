@@ -1,0 +1,33 @@
+import { sql } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { ResolvedStoreConfig } from './store-config.js'
+
+/** What an HNSW index of the store is built with. */
+export interface HnswIndexSpec {
+  name: string
+  m: number
+  efConstruction: number
+  concurrently: boolean
+  /** A tenant's partial index (`WHERE tenant_id = '…'`); absent: the shared index. */
+  tenantId?: string
+}
+
+/**
+ * The one place the store's HNSW `CREATE INDEX` is written: rendered by the server with
+ * `format()` — the index name as `%I`, the tenant id as `%L` (DDL takes no bound parameters, and
+ * the server quotes text exactly as it parses it); the table and opclass come from the validated
+ * configuration, `m` and `ef_construction` from checked integers.
+ *
+ * ### Examples
+ * ```ts
+ * const ddl = await hnswIndexDdl(db, config, { name: 'chunks_tenant_…', m: 16, efConstruction: 64, concurrently: false, tenantId: 'acme' })
+ * ```
+ */
+export async function hnswIndexDdl(db: Database, config: ResolvedStoreConfig, spec: HnswIndexSpec): Promise<string> {
+  const { rows } = await sql<{ ddl: string }>`
+    select format('create index %s if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s)%s',
+      ${spec.concurrently ? 'concurrently' : ''}::text, ${spec.name}::text, ${config.qualified}::text, ${config.opclass}::text,
+      ${spec.m}::int, ${spec.efConstruction}::int,
+      case when ${spec.tenantId ?? null}::text is null then '' else format(' where tenant_id = %L', ${spec.tenantId ?? null}::text) end) as ddl`.execute(db)
+  return rows[0]!.ddl
+}
