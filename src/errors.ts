@@ -22,6 +22,7 @@ export type PgScaleErrorCode =
   | 'SCHEMA_MISMATCH'
   | 'INDEX_BUILD_FAILED'
   | 'PLAN_ASSERTION'
+  | 'MIGRATION_FAILED'
   | 'DATABASE_ERROR'
 
 /** Base class of every error pgscale throws. */
@@ -126,6 +127,17 @@ export class IndexBuildError extends PgScaleError {
 export class PlanAssertionError extends PgScaleError {
   constructor(message: string) {
     super('PLAN_ASSERTION', message)
+  }
+}
+
+/** A migration run failed; `results` says which migrations ran, `cause` holds the server's error. */
+export class MigrationError extends PgScaleError {
+  constructor(
+    /** Kysely's per-migration results of the run. */
+    readonly results: ReadonlyArray<{ migrationName: string; direction: string; status: string }>,
+    cause: unknown,
+  ) {
+    super('MIGRATION_FAILED', `migration failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause: toPgScaleError(cause) })
   }
 }
 

@@ -10,7 +10,7 @@ export {
   type TransactionOptions,
 } from './db/database.js'
 export type { LocalSettings } from './db/local-settings.js'
-export { migrate, MigrationError, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
+export { migrate, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
 export { checkProvider, provision, PROVIDERS, type ProviderCheck, type ProvisionOptions } from './db/provision.js'
 export {
   DEFAULT_SERVER_SETTINGS,
@@ -75,6 +75,7 @@ export {
   InvalidArgumentError,
   InvalidIdentifierError,
   InvalidTimeZoneError,
+  MigrationError,
   PgScaleError,
   PlanAssertionError,
   ProviderUnavailableError,

@@ -180,7 +180,7 @@ export async function runRollupBench(provisioned: ProvisionedDatabase, o: Rollup
       refresh: 'seed: 8.1 ms p50, 11.8 ms p95 for the big tenant’s ~27,000-row month; 1.5 ms for a typical one',
       rebuild: 'seed: 37 months in 1.1 s (big tenant), 0.06 s (typical)',
       sizes: 'seed: 0.2 MB rollup vs 367 MB source table',
-      design: 'DESIGN.md §5 (raw SQL, PG 15, 2 cores): big-tenant refresh 1.17× the bare aggregate; rebuild as per-month range scans 1.24× a bare scan with JIT off',
+      design: 'the design study (raw SQL, PG 15, 2 cores): big-tenant refresh 1.17× the bare aggregate; rebuild as per-month range scans 1.24× a bare scan with JIT off',
     },
     findings: [],
   }

@@ -10,7 +10,7 @@ const SETTING_VALUE = /^[A-Za-z0-9_.-]{1,64}$/
  * Renders validated `SET LOCAL` statements. `SET` takes no bound parameters, so names and values
  * are checked against strict patterns (numbers, booleans, enum words, sizes like `1GB`) and never
  * carry user text into SQL. On Citus, `citus.propagate_set_commands = 'local'` comes first so the
- * shards see the settings (DESIGN.md §9).
+ * shards see the settings (Citus forwards only SET LOCAL, not set_config).
  *
  * ### Examples
  * ```ts

@@ -1,6 +1,6 @@
-import { Migrator, type Kysely, type Migration, type MigrationResult } from 'kysely'
+import { Migrator, type Kysely, type Migration } from 'kysely'
 import { migrations as builtIn } from '../../migrations/index.js'
-import { PgScaleError, toPgScaleError } from '../errors.js'
+import { MigrationError } from '../errors.js'
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {
@@ -12,16 +12,6 @@ export interface MigrateOptions {
 
 /** Kysely's bookkeeping table for pgscale's migrations; apart from an app's own `kysely_migration`. */
 export const MIGRATION_TABLE = 'pgscale_migration'
-
-/** A migration run failed; `results` says which ran, `cause` holds the error. */
-export class MigrationError extends PgScaleError {
-  constructor(
-    readonly results: readonly MigrationResult[],
-    cause: unknown,
-  ) {
-    super('DATABASE_ERROR', `migration failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause: toPgScaleError(cause) })
-  }
-}
 
 /**
  * Brings the database to pgscale's latest schema with Kysely's `Migrator` (locked, so two
