@@ -14,7 +14,7 @@ export interface CommonOptions {
 export function addCommonOptions(command: Command): Command {
   return command
     .option('--pg <url>', 'PostgreSQL URL (PostgreSQL >= 15 with pgvector >= 0.8); implies --db url')
-    .addOption(new Option('--db <provider>', 'where to run: auto tries url → local → container → embedded').choices([...PROVIDERS]).default('auto'))
+    .addOption(new Option('--db <provider>', `where to run: auto tries ${PROVIDERS.slice(1).join(' → ')}`).choices([...PROVIDERS]).default('auto'))
     .option('--json <file>', 'also write the report as JSON to FILE ("-" for stdout, which silences the human report)')
     .option('--keep', 'keep the data the bench created (default: drop it)', false)
 }

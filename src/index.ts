@@ -12,8 +12,10 @@ export {
 export type { LocalSettings } from './db/local-settings.js'
 export { migrate, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
 export { checkProvider, provision, PROVIDERS, type ProviderCheck, type ProvisionOptions } from './db/provision.js'
+export { registerProvider, type ProviderName } from './db/providers/registry.js'
 export {
   DEFAULT_SERVER_SETTINGS,
+  type Provider,
   type ProvisionedDatabase,
   type ServerSettings,
   type SkippedProvider,
@@ -25,7 +27,6 @@ export {
   MIN_PGVECTOR_VERSION,
   readServerInfo,
   REPORTED_SETTINGS,
-  type ProviderName,
   type ServerInfo,
 } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'

@@ -16,8 +16,8 @@ export const REPORTED_SETTINGS = [
 
 /** Which server a handle talks to. */
 export interface ServerInfo {
-  /** `url`, `local`, `container` or `embedded`. */
-  provider: ProviderName
+  /** The provider's name: `url`, `local`, `container`, `embedded` (or a registered one). */
+  provider: string
   /** `server_version`, e.g. `15.20` or `17.5`. */
   serverVersion: string
   /** `server_version_num`, e.g. `150020`. */
@@ -30,8 +30,6 @@ export interface ServerInfo {
   container?: { engine: 'docker' | 'podman'; image: string }
 }
 
-/** The four ways to get a database. */
-export type ProviderName = 'url' | 'local' | 'container' | 'embedded'
 
 /** Compares dotted versions numerically: `compareVersions('0.10.0', '0.8.1') > 0`. */
 export function compareVersions(a: string, b: string): number {
@@ -104,7 +102,7 @@ async function installedVectorVersion(db: Database): Promise<string | undefined>
  * const info = await readServerInfo(db, 'url') // { serverVersion: '15.20', pgvectorVersion: '0.8.0', ... }
  * ```
  */
-export async function readServerInfo(db: Database, provider: ProviderName): Promise<ServerInfo> {
+export async function readServerInfo(db: Database, provider: string): Promise<ServerInfo> {
   const { rows } = await sql<{ name: string; value: string }>`
     select name, current_setting(name) as value from unnest(${[
       'server_version',

@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node'
 import { checkProvider, provision, type ProvisionedDatabase } from '../../src/index.js'
+import { providers } from '../../src/db/providers/registry.js'
 import type { TestTarget } from './test-target.js'
 
 /**
@@ -9,13 +10,14 @@ import type { TestTarget } from './test-target.js'
  * share (PGlite lives in one process): each file starts its own instance.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const requested = (process.env.PGSCALE_TEST_PROVIDER ?? 'auto') as TestTarget['provider'] | 'auto'
+  const requested = process.env.PGSCALE_TEST_PROVIDER ?? 'auto'
   const url = process.env.PGSCALE_TEST_DATABASE_URL
   let provisioned: ProvisionedDatabase | undefined
   let target: TestTarget
-  const serverChecks = (['url', 'local', 'container'] as const).map((provider) => ({
-    provider,
-    check: checkProvider(provider, { url }),
+  // Every registered provider with a URL other processes can use (all but the in-process one).
+  const serverChecks = providers().filter((p) => !p.inProcess).map((p) => ({
+    provider: p.name,
+    check: checkProvider(p.name, { url }),
   }))
   const noServer = requested === 'auto' && serverChecks.every((s) => !s.check.available)
   if (requested === 'embedded' || noServer) {

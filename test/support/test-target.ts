@@ -2,7 +2,8 @@ import type { SkippedProvider } from '../../src/index.js'
 
 /** What the global setup provisioned, as every test file sees it. */
 export interface TestTarget {
-  provider: 'url' | 'local' | 'container' | 'embedded'
+  /** A registered provider's name (`url`, `local`, `container`, `embedded`, …). */
+  provider: string
   /** The server's URL (absent on `embedded`). */
   url?: string
   skipped: SkippedProvider[]
