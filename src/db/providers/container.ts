@@ -3,6 +3,7 @@ import { ProviderUnavailableError } from '../../errors.js'
 import { connect } from '../connect.js'
 import { configureTestcontainers, findContainerEngine } from './container-engine.js'
 import { registerExitCleanup } from './exit-cleanup.js'
+import { optionalImport } from './optional-import.js'
 import { DEFAULT_SERVER_SETTINGS, describeProvisioned, settingArgs, type Provider, type ProvisionOptions, type Provisioned } from './provider.js'
 
 const NO_ENGINE = 'no container engine (no DOCKER_HOST, no Docker socket, no podman socket); start Docker, or run `npm run container:setup` (podman), or use "local"/"embedded"'
@@ -23,7 +24,9 @@ async function startContainer(options: ProvisionOptions): Promise<Provisioned> {
   if (!engine) throw new ProviderUnavailableError('container', `provider "container" is unavailable: ${NO_ENGINE}`)
   configureTestcontainers(engine)
   const image = options.image ?? process.env.PGSCALE_CONTAINER_IMAGE ?? engine.defaultImage
-  const [{ PostgreSqlContainer }, { Wait }] = await Promise.all([import('@testcontainers/postgresql'), import('testcontainers')])
+  const [{ PostgreSqlContainer }, { Wait }] = await optionalImport('container', '@testcontainers/postgresql testcontainers', '^11.14.0', () =>
+    Promise.all([import('@testcontainers/postgresql'), import('testcontainers')]),
+  )
   let container: Awaited<ReturnType<InstanceType<typeof PostgreSqlContainer>['start']>>
   try {
     let definition = new PostgreSqlContainer(image)
