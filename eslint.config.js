@@ -18,4 +18,13 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // src/ is self-contained: it imports nothing from the folders around it.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/migrations/**', '**/bench/**', '**/cli/**', '**/test/**', '**/examples/**'], message: 'src/ imports nothing outside src/.' },
+      ] }],
+    },
+  },
 )

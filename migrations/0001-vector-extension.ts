@@ -1,9 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { vectorExtensionMigration } from '../src/index.js'
 
-/** pgvector, which every pgscale table needs. */
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`create extension if not exists vector`.execute(db)
-}
-
-/** The extension is left in place: the application's own tables may use it. */
-export async function down(): Promise<void> {}
+/** pgvector, which every pgscale table needs (`create extension if not exists vector`). */
+export const { up, down } = vectorExtensionMigration

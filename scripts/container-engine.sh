@@ -62,7 +62,16 @@ command -v curl >/dev/null 2>&1 || { apt-get install -y -qq --no-install-recomme
 if ! api_answers; then
   mkdir -p "$(dirname "$SOCKET")"
   rm -f "$SOCKET"
-  setsid nohup podman system service --time=0 "unix://$SOCKET" >/var/log/pgscale-podman.log 2>&1 < /dev/null &
+  # From /, not the caller's folder (a CI checkout may be deleted while the service lives on), and
+  # with no descriptor of ours but the log: an inherited pipe would keep a caller's `| tail` waiting.
+  (
+    cd /
+    for fd in /proc/$BASHPID/fd/*; do
+      fd="${fd##*/}"
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+    done
+    setsid nohup podman system service --time=0 "unix://$SOCKET" >/var/log/pgscale-podman.log 2>&1 < /dev/null &
+  )
   for _ in $(seq 1 50); do api_answers && break; sleep 0.2; done
   api_answers || die "podman's API did not answer on $SOCKET (see /var/log/pgscale-podman.log)"
 fi

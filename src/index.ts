@@ -11,6 +11,7 @@ export {
 } from './db/database.js'
 export type { LocalSettings } from './db/local-settings.js'
 export { migrate, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
+export { vectorExtensionMigration } from './db/vector-extension-migration.js'
 export { checkProvider, provision, PROVIDERS, type ProviderCheck, type ProvisionOptions } from './db/provision.js'
 export { registerProvider, type ProviderName } from './db/providers/registry.js'
 export {

@@ -1,6 +1,7 @@
-import { Kysely } from 'kysely'
+import { Kysely, type Transaction } from 'kysely'
 import { InvalidArgumentError } from '../errors.js'
 import { Database } from './database.js'
+import { joinTransaction } from './joined-transaction.js'
 import { createKyselySessionPool } from './kysely-pool.js'
 import { createNodePostgresPool, isPgPool } from './node-postgres-pool.js'
 import type pg from 'pg'
@@ -16,7 +17,8 @@ const adopted = new WeakMap<object, Database>()
 /**
  * The plugin-free {@link Database} pgscale runs its statements on, over the app's own pool:
  * a `Database` as it is (without plugins), a `Kysely` through its connections (no COPY: bulk loads
- * use batched INSERTs), a `pg.Pool` directly (COPY streams). Closing the result never closes the
+ * use batched INSERTs), a Kysely `Transaction` inside it (savepoints; e.g. in a migration), a
+ * `pg.Pool` directly (COPY streams). Closing the result never closes the
  * app's pool. The same handle always gives the same Database.
  *
  * ### Examples
@@ -34,9 +36,8 @@ export function adoptDatabase(handle: DatabaseHandle): Database {
   let db: Database
   if (handle instanceof Kysely || typeof (handle as unknown as Kysely<any>).getExecutor === 'function') {
     const kysely = handle as Kysely<any>
-    if (kysely.isTransaction) {
-      throw new InvalidArgumentError('a Kysely transaction is not a database: pass it as forTenant(id, { transaction: trx }), or pass it to refreshAt/rebuild')
-    }
+    // A transaction (a migration's, say): pgscale's work joins it, as savepoints. Not cached: it ends.
+    if (kysely.isTransaction) return joinTransaction(kysely as Transaction<any>)
     db = new Database(createKyselySessionPool(kysely.withoutPlugins()))
   } else if (isPgPool(handle)) {
     db = new Database(createNodePostgresPool(handle))

@@ -1,5 +1,5 @@
 import { Migrator, type Kysely, type Migration } from 'kysely'
-import { migrations as builtIn } from '../../migrations/index.js'
+import { vectorExtensionMigration } from './vector-extension-migration.js'
 import { MigrationError } from '../errors.js'
 
 /** Options of {@link migrate}. */
@@ -9,6 +9,9 @@ export interface MigrateOptions {
   /** Schema of the bookkeeping tables. Default: the search path's first (`public`). */
   migrationTableSchema?: string
 }
+
+/** pgscale's own schema changes, in order: a static map, so it works from `dist/`, bundlers and tests alike. */
+const builtIn: Record<string, Migration> = { '0001-vector-extension': vectorExtensionMigration }
 
 /** Kysely's bookkeeping table for pgscale's migrations; apart from an app's own `kysely_migration`. */
 export const MIGRATION_TABLE = 'pgscale_migration'

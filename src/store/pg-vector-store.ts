@@ -1,5 +1,5 @@
 import { CompiledQuery, sql } from 'kysely'
-import { chunksTableSteps } from '../../migrations/store/chunks-table.js'
+import { chunksTableSteps } from './chunks-table.js'
 import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
 import type { Database } from '../db/database.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'

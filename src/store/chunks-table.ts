@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
-import type { ObjectMigrationStep } from '../../src/db/object-migrations.js'
-import { storeIndexNames, tuningTable } from '../../src/store/index-names.js'
-import type { ResolvedStoreConfig } from '../../src/store/store-config.js'
+import type { ObjectMigrationStep } from '../db/object-migrations.js'
+import { storeIndexNames, tuningTable } from './index-names.js'
+import type { ResolvedStoreConfig } from './store-config.js'
 
 /**
  * The schema of a store's chunks table, as versioned steps (run by `migrateObject`). Every key
