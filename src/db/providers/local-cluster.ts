@@ -54,10 +54,10 @@ async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()
-    server.on('error', reject)
+    server.on('error', (err) => reject(new ProviderUnavailableError('local', `no free TCP port on 127.0.0.1: ${err.message}`, { cause: err })))
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new ProviderUnavailableError('local', 'no free TCP port on 127.0.0.1'))))
     })
   })
 }
@@ -65,12 +65,12 @@ async function freePort(): Promise<number> {
 function waitForReady(child: ChildProcess, logOf: () => string, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = ''
-    const timer = setTimeout(() => done(new Error(`server not ready after ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(() => done(new ProviderUnavailableError('local', `server not ready after ${timeoutMs} ms`)), timeoutMs)
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
       if (output.includes('database system is ready to accept connections')) done()
     }
-    const onExit = (code: number | null) => done(new Error(`server exited with code ${code}: ${logOf() || output}`))
+    const onExit = (code: number | null) => done(new ProviderUnavailableError('local', `server exited with code ${code}: ${logOf() || output}`))
     function done(err?: Error) {
       clearTimeout(timer)
       child.stderr?.off('data', onData)

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest'
+import { BinaryCopyWriter } from '../../src/store/binary-copy.js'
+import { localMonth, monthOf, monthsBetween } from '../../src/rollup/local-month.js'
+import { renderSessionSettings, renderSetLocal } from '../../src/db/local-settings.js'
+import { conditionColumns, planShape } from '../../src/plan/explain.js'
+import { combinerOf } from '../../src/rollup/measure-combiner.js'
+import { countRecall } from '../../src/store/recall.js'
+import { requiredOnSample } from '../../src/store/tune-recall.js'
+import { InvalidArgumentError } from '../../src/index.js'
+
+/** The pure modules, without a database. */
+describe('binary COPY encoding', () => {
+  it('writes the header, a row of text, int4, jsonb and vector fields, and the trailer, big-endian', () => {
+    const bytes = new BinaryCopyWriter().header().row(4).text('é').int4(-2).jsonb('{}').vector([1.5, -2]).trailer().take()
+    const expected = Buffer.concat([
+      Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.from([0, 0, 0, 0, 0, 0, 0, 0]),
+      Buffer.from([0, 4]),
+      Buffer.from([0, 0, 0, 2, 0xc3, 0xa9]),
+      Buffer.from([0, 0, 0, 4, 0xff, 0xff, 0xff, 0xfe]),
+      Buffer.from([0, 0, 0, 3, 1, 0x7b, 0x7d]),
+      Buffer.from([0, 0, 0, 12, 0, 2, 0, 0, 0x3f, 0xc0, 0, 0, 0xc0, 0, 0, 0]),
+      Buffer.from([0xff, 0xff]),
+    ])
+    expect(bytes.equals(expected)).toBe(true)
+  })
+
+  it('grows past its initial buffer without losing bytes', () => {
+    const writer = new BinaryCopyWriter(16).header()
+    for (let i = 0; i < 100; i++) writer.row(1).text(`row ${i}`)
+    const bytes = writer.trailer().take()
+    expect(bytes.length).toBe(19 + 100 * 2 + [...Array(100).keys()].reduce((s, i) => s + 4 + `row ${i}`.length, 0) + 2)
+  })
+})
+
+describe('local months', () => {
+  it('places instants in the zone and reads calendar strings as local dates', () => {
+    expect(localMonth(new Date('2025-04-01T05:59:59Z'), 'America/Mexico_City')).toBe('2025-03-01')
+    expect(monthOf('2025-03-01', 'America/Mexico_City')).toBe('2025-03-01')
+    expect(monthOf(new Date('2025-03-01T00:00:00Z'), 'America/Mexico_City')).toBe('2025-02-01')
+    expect(monthOf('2024-12', 'Europe/Madrid')).toBe('2024-12-01')
+    expect(() => monthOf('2025-02-30', 'UTC')).toThrow(InvalidArgumentError)
+    expect(monthsBetween('2024-11-01', '2025-02-01')).toEqual(['2024-11-01', '2024-12-01', '2025-01-01', '2025-02-01'])
+  })
+})
+
+describe('SET LOCAL rendering', () => {
+  it('renders validated settings, with the Citus prefix when asked, and refuses anything else', () => {
+    expect(renderSetLocal({ 'hnsw.ef_search': 100, 'hnsw.iterative_scan': 'relaxed_order' }, false))
+      .toBe("SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
+    expect(renderSetLocal({ work_mem: '64MB' }, true)).toBe("SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL work_mem = '64MB'")
+    expect(renderSessionSettings({ maintenance_work_mem: '1GB' })).toEqual({ set: "SET maintenance_work_mem = '1GB'", reset: 'RESET maintenance_work_mem' })
+    for (const bad of [{ "x'; drop table t; --": 1 }, { work_mem: "1'; drop" }, { work_mem: Number.NaN }, { 'a.b.c': 1 }]) {
+      expect(() => renderSetLocal(bad as never, false)).toThrow(InvalidArgumentError)
+    }
+  })
+
+  it('never lets a quote, semicolon or space into the SQL, whatever the value (seeded property check)', () => {
+    let seed = 7
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed)
+    const alphabet = "abcXYZ019_.-'; \\\"$()\n"
+    for (let i = 0; i < 2000; i++) {
+      const value = Array.from({ length: 1 + (next() % 12) }, () => alphabet[next() % alphabet.length]).join('')
+      try {
+        const rendered = renderSetLocal({ work_mem: value }, false)
+        expect(rendered).toBe(`SET LOCAL work_mem = '${value}'`)
+        expect(value).toMatch(/^[A-Za-z0-9_.-]+$/)
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidArgumentError)
+      }
+    }
+  })
+})
+
+describe('plan shapes', () => {
+  it('keeps node types, relations, indexes and the columns an index condition constrains; drops values', () => {
+    const plan = {
+      Plan: {
+        'Node Type': 'Limit',
+        Plans: [{ 'Node Type': 'Index Scan', 'Index Name': 'chunks_pkey', 'Relation Name': 'chunks', 'Index Cond': "((tenant_id = 'acme'::text) AND (document_id = $2))", 'Total Cost': 9 }],
+      },
+      sql: 'select …',
+    }
+    expect(planShape(plan)).toBe('Limit > Index Scan [chunks_pkey on chunks: document_id, tenant_id]')
+    expect(conditionColumns("(tenant_id = 'it''s'::text)")).toEqual(['tenant_id'])
+  })
+})
+
+describe('recall and tuning arithmetic', () => {
+  it('counts ties as hits, combines only known measures, and adds a sampling margin', () => {
+    expect(countRecall([{ documentId: 'a', chunkIndex: 0, distance: 0.2 }], [{ documentId: 'b', chunkIndex: 0, distance: 0.2005 }])).toEqual({ hits: 1, idHits: 0, expected: 1 })
+    expect(combinerOf('count(distinct x)')).toBeUndefined()
+    expect(requiredOnSample(0.98, 2000)).toBeCloseTo(0.98515, 4)
+    expect(requiredOnSample(1, 2000)).toBe(1)
+  })
+})
