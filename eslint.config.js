@@ -19,6 +19,15 @@ export default tseslint.config(
     },
   },
   {
+    // Outside src/, pgscale is used through its two entries: the public API and the bench kit.
+    files: ['bench/**/*.ts', 'cli/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'migrations/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { regex: '(^|/)src/[a-z-]+/', message: 'import from src/index.js (the public API) or src/bench-kit.js, not from inside src/.' },
+      ] }],
+    },
+  },
+  {
     // src/ is self-contained: it imports nothing from the folders around it.
     files: ['src/**/*.ts'],
     rules: {

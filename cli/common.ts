@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgument, Option } from 'commander'
-import { PgScaleError, provision, PROVIDERS, redactUrl, type ProvisionedDatabase, type ProviderName } from '../src/index.js'
+import { PgScaleError, provision, PROVIDERS, type ProvisionedDatabase, type ProviderName } from '../src/index.js'
+import { redactUrl } from '../src/bench-kit.js'
 
 /** Options every bench CLI shares. */
 export interface CommonOptions {

@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import { renderRollupReport } from '../bench/rollup/render-rollup-report.js'
 import { runRollupBench, type RollupBenchOptions } from '../bench/rollup/run-rollup-bench.js'
-import { assertTimeZone } from '../src/rollup/local-month.js'
+import { assertTimeZone } from '../src/bench-kit.js'
 import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** The parsed options: the bench's parameters plus the common ones. */

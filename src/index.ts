@@ -1,6 +1,6 @@
 // The public API of pgscale. Internals are not re-exported.
 export { adoptDatabase, type DatabaseHandle } from './db/adopt.js'
-export { connect, connectPglite, redactUrl, type ConnectOptions } from './db/connect.js'
+export { connect, connectPglite, type ConnectOptions } from './db/connect.js'
 export { joinTransaction, type AppTransaction } from './db/joined-transaction.js'
 export {
   Database,
@@ -21,13 +21,9 @@ export {
   type ServerSettings,
   type SkippedProvider,
 } from './db/providers/provider.js'
-export { findLocalBinaries, type LocalBinaries } from './db/providers/local-binaries.js'
 export {
-  compareVersions,
   ensureVectorExtension,
   MIN_PGVECTOR_VERSION,
-  readServerInfo,
-  REPORTED_SETTINGS,
   type ServerInfo,
 } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'
@@ -58,7 +54,7 @@ export type { TenantTuning } from './store/tenant-tuning.js'
 export { DEFAULT_TARGET_RECALL, type RecallTuningOptions, type TenantTuningReport } from './store/tune-recall.js'
 export type { Embedding } from './store/embedding.js'
 export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'
-export type { Distance, PgVectorStoreConfig, ResolvedStoreConfig } from './store/store-config.js'
+export type { Distance, PgVectorStoreConfig } from './store/store-config.js'
 export {
   TenantStore,
   type ChunkInput,
@@ -82,7 +78,6 @@ export {
   PlanAssertionError,
   ProviderUnavailableError,
   SchemaMismatchError,
-  toPgScaleError,
   type PgScaleErrorCode,
 } from './errors.js'
 export { assertIdentifier, assertQualifiedName } from './sql/identifier.js'

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { Command } from 'commander'
-import { seededRandom } from '../../src/util/seeded-random.js'
+import { seededRandom } from '../../src/bench-kit.js'
 
 const BUCKETS = 1 << 14
 const CHUNK = 700

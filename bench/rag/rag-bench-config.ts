@@ -1,4 +1,4 @@
-import { MAX_HNSW_DIMENSIONS, MAX_VECTOR_DIMENSIONS } from '../../src/store/store-config.js'
+import { MAX_HNSW_DIMENSIONS, MAX_VECTOR_DIMENSIONS } from '../../src/bench-kit.js'
 import { PHASES, type Phase } from './rag-report.js'
 import type { RagBenchConfig } from './run-rag-bench.js'
 import { equalTenants, mixTotal, parseTenantMix, tenantsOf, TenantMixError } from './tenant-mix.js'

@@ -1,4 +1,4 @@
-import { seededRandom, type Random } from '../../src/util/seeded-random.js'
+import { seededRandom, type Random } from '../../src/bench-kit.js'
 
 export { seededRandom, type Random }
 

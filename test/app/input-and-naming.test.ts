@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { explain, indexesUsed, InvalidArgumentError, MonthlyRollup, PgVectorStore, rollupTable } from '../../src/index.js'
-import { combinerOf } from '../../src/rollup/measure-combiner.js'
+import { combinerOf } from '../../src/bench-kit.js'
 import { useTestDatabase } from '../support/test-database.js'
 
 /** Inputs that used to reach the server or be silently misread, and names PostgreSQL truncated. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { checkProvider, InvalidArgumentError, provision, ProviderUnavailableError, PROVIDERS, registerProvider } from '../../src/index.js'
-import { providers } from '../../src/db/providers/registry.js'
+import { providers } from '../../src/bench-kit.js'
 import { noopProvider } from '../support/noop-provider.js'
 
 /** Providers come from one registry: a new one is one file plus registering it. */

@@ -2,8 +2,9 @@ import { sql } from 'kysely'
 import { execFileSync, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { findContainerEngine } from '../../src/db/providers/container-engine.js'
-import { checkProvider, compareVersions, connect, ConnectionError, provision, type ProviderName, type ProvisionOptions } from '../../src/index.js'
+import { findContainerEngine } from '../../src/bench-kit.js'
+import { checkProvider, connect, ConnectionError, provision, type ProviderName, type ProvisionOptions } from '../../src/index.js'
+import { compareVersions } from '../../src/bench-kit.js'
 import { testTarget } from '../support/test-database.js'
 
 /**

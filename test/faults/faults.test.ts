@@ -1,8 +1,9 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkProvider, connect, findLocalBinaries, PgVectorStore, type Database } from '../../src/index.js'
-import { startLocalCluster, type LocalCluster } from '../../src/db/providers/local-cluster.js'
-import { advisoryXactLock, int32Hash } from '../../src/sql/advisory-lock.js'
+import { checkProvider, connect, PgVectorStore, type Database } from '../../src/index.js'
+import { findLocalBinaries } from '../../src/bench-kit.js'
+import { startLocalCluster, type LocalCluster } from '../../src/bench-kit.js'
+import { advisoryXactLock, int32Hash } from '../../src/bench-kit.js'
 import { expensesRollup, seedExpenses } from '../rollup/rollup-fixture.js'
 import { FaultTally, leftovers, snapshot, terminateWhen } from './fault-support.js'
 

@@ -1,8 +1,8 @@
 import { CompiledQuery, sql } from 'kysely'
 import { PgVectorStore, type Database, type LocalSettings } from '../../src/index.js'
-import { renderStatements } from '../../src/store/store-sql.js'
-import { monthsBetween } from '../../src/rollup/local-month.js'
-import { rebuildStatement, refreshStatement } from '../../src/rollup/rollup-sql.js'
+import { renderStatements } from '../../src/bench-kit.js'
+import { monthsBetween } from '../../src/bench-kit.js'
+import { rebuildStatement, refreshStatement } from '../../src/bench-kit.js'
 import { generateCorpus, queryTexts, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { expensesRollup, seedExpenses } from '../rollup/rollup-fixture.js'
 

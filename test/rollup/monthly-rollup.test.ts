@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { explain, indexesUsed } from '../../src/index.js'
-import { bucketAggregate, refreshStatement } from '../../src/rollup/rollup-sql.js'
+import { bucketAggregate, refreshStatement } from '../../src/bench-kit.js'
 import { itWithServer } from '../support/skip.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { expensesRollup, fromScratch, rollupSnapshot, seedExpenses } from './rollup-fixture.js'

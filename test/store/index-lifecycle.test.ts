@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DatabaseError, IndexBuildError, PgVectorStore } from '../../src/index.js'
-import { explainBuildFailure } from '../../src/store/index-build.js'
+import { explainBuildFailure } from '../../src/bench-kit.js'
 import { generateCorpus, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { useTestDatabase } from '../support/test-database.js'
 

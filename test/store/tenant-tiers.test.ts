@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { countRecall, explain, indexesUsed, PgVectorStore, recallOf, type OptimizeResult, type RecallCount, type SearchOptions } from '../../src/index.js'
-import { renderStatements } from '../../src/store/store-sql.js'
-import { tenantIndexName } from '../../src/store/index-names.js'
+import { renderStatements } from '../../src/bench-kit.js'
+import { tenantIndexName } from '../../src/bench-kit.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { useTestDatabase } from '../support/test-database.js'
 

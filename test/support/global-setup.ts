@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node'
 import { checkProvider, provision, type ProvisionedDatabase } from '../../src/index.js'
-import { providers } from '../../src/db/providers/registry.js'
+import { providers } from '../../src/bench-kit.js'
 import type { TestTarget } from './test-target.js'
 
 /**

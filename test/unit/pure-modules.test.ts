@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { BinaryCopyWriter } from '../../src/store/binary-copy.js'
-import { localMonth, monthOf, monthsBetween } from '../../src/rollup/local-month.js'
-import { renderSessionSettings, renderSetLocal } from '../../src/db/local-settings.js'
-import { conditionColumns, planShape } from '../../src/plan/explain.js'
-import { combinerOf } from '../../src/rollup/measure-combiner.js'
-import { countRecall } from '../../src/store/recall.js'
-import { requiredOnSample } from '../../src/store/tune-recall.js'
+import { BinaryCopyWriter } from '../../src/bench-kit.js'
+import { localMonth, monthOf, monthsBetween } from '../../src/bench-kit.js'
+import { renderSessionSettings, renderSetLocal } from '../../src/bench-kit.js'
+import { conditionColumns, planShape } from '../../src/bench-kit.js'
+import { combinerOf } from '../../src/bench-kit.js'
+import { countRecall } from '../../src/bench-kit.js'
+import { requiredOnSample } from '../../src/bench-kit.js'
 import { InvalidArgumentError } from '../../src/index.js'
 
 /** The pure modules, without a database. */
