@@ -16,6 +16,7 @@ const embed = (text: string) => [1, text.length % 7, (text.charCodeAt(0) % 5) + 
 
 const server = await provision({ provider: process.env.DATABASE_URL ? 'url' : 'local' })
 const pool = new pg.Pool({ connectionString: server.url, max: 5 })
+pool.on('error', (err) => console.error('idle client error (the pool replaces it):', err.message))
 const db = new Kysely<AppSchema>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] })
 
 try {
