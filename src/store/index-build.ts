@@ -1,10 +1,11 @@
-import { CompiledQuery, sql } from 'kysely'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { renderSessionSettings } from '../db/local-settings.js'
 import { DatabaseError, IndexBuildError, InvalidArgumentError } from '../errors.js'
 import { MAX_HNSW_DIMENSIONS, type ResolvedStoreConfig } from './store-config.js'
 import { quoteQualified } from '../sql/quote.js'
 import { SQLSTATE } from '../sql/sqlstate.js'
+import { int32Hash } from '../sql/advisory-lock.js'
 import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** Options of an HNSW index build. */
@@ -100,23 +101,34 @@ export async function buildIndex(
   settings: Record<string, string | number>,
   options: IndexBuildOptions,
 ): Promise<IndexBuildResult> {
+  const concurrently = options.concurrently === true
   const existing = await indexState(db, index.schema, index.name)
   if (existing?.valid) return { index: index.name, built: false, seconds: 0, bytes: existing.bytes, warnings: [] }
-  if (existing) await dropIndex(db, index.schema, index.name, options.concurrently === true)
   const started = performance.now()
   const stopPolling = options.onProgress && db.capabilities.concurrentConnections
     ? pollProgress(db, index.qualifiedTable, started, options.onProgress)
     : undefined
+  let built: boolean
   try {
-    if (options.concurrently) await buildConcurrently(db, index.ddl, settings)
-    else await db.transaction(async (trx) => {
-      await trx.executeQuery(CompiledQuery.raw(index.ddl))
-    }, { settings })
+    // Builders of the same index take turns (two optimize() at once would otherwise both create it:
+    // a duplicate-key error on pg_class, or two concurrent builds deadlocking); the second then
+    // finds the index the first built.
+    built = await withIndexLock(db, index.name, concurrently, settings, async (conn) => {
+      const state = await indexState(conn, index.schema, index.name)
+      if (state?.valid) return false
+      if (state) await dropIndex(conn, index.schema, index.name, concurrently)
+      await conn.executeQuery(CompiledQuery.raw(index.ddl))
+      return true
+    })
   } catch (err) {
-    if (options.concurrently) await dropInvalidIndex(db, index.schema, index.name).catch(() => {})
+    if (concurrently) await dropInvalidIndex(db, index.schema, index.name).catch(() => {})
     throw explainBuildFailure(err, settings)
   } finally {
     await stopPolling?.()
+  }
+  if (!built) {
+    const bytes = (await indexBytes(db, index.schema, index.name)) ?? 0
+    return { index: index.name, built: false, seconds: 0, bytes, warnings: [] }
   }
   const seconds = (performance.now() - started) / 1000
   const bytes = (await indexBytes(db, index.schema, index.name)) ?? 0
@@ -136,23 +148,43 @@ export async function buildIndex(
 }
 
 /**
- * `CREATE INDEX CONCURRENTLY` cannot run in a transaction block: the build's settings are set for
- * the session and reset afterwards (only those; an app's pool keeps its own session settings).
+ * Runs `build` holding a lock on the index's name. A plain build runs in a transaction with the
+ * build's `SET LOCAL` settings and a transaction-level advisory lock. `CREATE INDEX CONCURRENTLY`
+ * cannot run in a transaction block: its settings are set for the session and reset afterwards
+ * (only those; an app's pool keeps its own), and the lock is a session-level one taken with
+ * `pg_try_advisory_lock` in a polling loop — a waiting `pg_advisory_lock` would hold a snapshot
+ * the holder's concurrent build waits for, a deadlock.
  */
-async function buildConcurrently(db: Database, ddl: string, settings: Record<string, string | number>): Promise<void> {
+async function withIndexLock<T>(
+  db: Database,
+  name: string,
+  concurrently: boolean,
+  settings: Record<string, string | number>,
+  build: (conn: Kysely<any>) => Promise<T>,
+): Promise<T> {
+  const keys = `${int32Hash('pgscale.index')}, ${int32Hash(name)}`
+  if (!concurrently) {
+    return db.transaction((trx) => build(trx), { settings, prelude: [`SELECT pg_advisory_xact_lock(${keys})`] })
+  }
   const { set, reset } = renderSessionSettings(settings)
-  await db.connection().execute(async (conn) => {
+  return db.connection().execute(async (conn) => {
+    for (;;) {
+      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${sql.raw(keys)}) as locked`.execute(conn)
+      if (rows[0]?.locked) break
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
     try {
       if (set) await conn.executeQuery(CompiledQuery.raw(set))
-      await conn.executeQuery(CompiledQuery.raw(ddl))
+      return await build(conn)
     } finally {
       if (reset) await conn.executeQuery(CompiledQuery.raw(reset)).catch(() => {})
+      await sql`select pg_advisory_unlock(${sql.raw(keys)})`.execute(conn).catch(() => {})
     }
   })
 }
 
 /** Whether an index exists, its size, and whether it is valid (a failed concurrent build leaves it INVALID). */
-export async function indexState(db: Database, schema: string | undefined, name: string): Promise<{ bytes: number; valid: boolean } | undefined> {
+export async function indexState(db: Kysely<any>, schema: string | undefined, name: string): Promise<{ bytes: number; valid: boolean } | undefined> {
   const qualified = quoteQualified(schema, name)
   const { rows } = await sql<{ bytes: string; valid: boolean }>`
     select pg_relation_size(x.indexrelid)::text as bytes, x.indisvalid as valid
@@ -166,7 +198,7 @@ export async function dropInvalidIndex(db: Database, schema: string | undefined,
   if (state && !state.valid) await dropIndex(db, schema, name, false)
 }
 
-async function dropIndex(db: Database, schema: string | undefined, name: string, concurrently: boolean): Promise<void> {
+async function dropIndex(db: Kysely<any>, schema: string | undefined, name: string, concurrently: boolean): Promise<void> {
   const qualified = quoteQualified(schema, name)
   await db.executeQuery(CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${qualified}`))
 }
