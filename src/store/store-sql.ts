@@ -1,3 +1,4 @@
+import { int32Hash } from '../sql/advisory-lock.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 
 /**
@@ -22,6 +23,8 @@ export interface StoreStatements {
   hybridSearch: string
   /** COPY of whole rows in binary format. */
   copyRows: string
+  /** The advisory-lock class of this table's document writers (computed once per store). */
+  documentLockClass: number
 }
 
 const RESULT_COLUMNS = `document_id as "documentId", chunk_index as "chunkIndex", content, metadata`
@@ -100,5 +103,6 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
       order by fused.score desc, distance
       limit $4`,
     copyRows: `copy ${t} (tenant_id, document_id, chunk_index, content, metadata, embedding) from stdin with (format binary)`,
+    documentLockClass: int32Hash(`pgscale.store:${t}`),
   }
 }

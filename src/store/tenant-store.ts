@@ -254,7 +254,7 @@ export class TenantStore {
 
   /** The advisory lock that makes writers of one document take turns (held to the end of the transaction). */
   #documentLock(documentId: string): string {
-    return advisoryXactLock(int32Hash(`pgscale.store:${this.#config.qualified}`), [int32Hash(`${this.tenantId}\u0000${documentId}`)])
+    return advisoryXactLock(this.#sql.documentLockClass, [int32Hash(`${this.tenantId}\u0000${documentId}`)])
   }
 
   #searchSettings(k: number, efSearch: number | undefined, iterativeScan: IterativeScan): LocalSettings {
