@@ -11,13 +11,27 @@ export interface CommonOptions {
   keep?: boolean
 }
 
-/** Adds `--pg`, `--db`, `--json` and `--keep` to a command. */
-export function addCommonOptions(command: Command): Command {
+/** What a CLI's main function receives: a way to register cleanup for Ctrl-C. */
+export type OnInterrupt = (cleanup: () => Promise<void>) => void
+
+/**
+ * Adds `--pg`, `--db` and `--json` to a command: where it runs and where its JSON report goes.
+ * `defaultDb` is `auto` unless the command needs a server (then `local`).
+ */
+export function addConnectionOptions(command: Command, defaultDb: ProviderName | 'auto' = 'auto'): Command {
   return command
     .option('--pg <url>', 'PostgreSQL URL (PostgreSQL >= 15 with pgvector >= 0.8); implies --db url')
-    .addOption(new Option('--db <provider>', `where to run: auto tries ${PROVIDERS.slice(1).join(' → ')}`).choices([...PROVIDERS]).default('auto'))
+    .addOption(
+      new Option('--db <provider>', `where to run: auto tries ${PROVIDERS.slice(1).join(' → ')}`)
+        .choices([...PROVIDERS])
+        .default(defaultDb),
+    )
     .option('--json <file>', 'also write the report as JSON to FILE ("-" for stdout, which silences the human report)')
-    .option('--keep', 'keep the data the bench created (default: drop it)', false)
+}
+
+/** Adds the connection options and `--keep` to a command. */
+export function addCommonOptions(command: Command, defaultDb: ProviderName | 'auto' = 'auto'): Command {
+  return addConnectionOptions(command, defaultDb).option('--keep', 'keep the data the bench created (default: drop it)', false)
 }
 
 /** A commander parser for positive integers, with a one-line error. */
@@ -32,12 +46,14 @@ export function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
 }
 
 /** Provisions the database the options ask for and says where it ran (stderr). */
-export async function provisionFor(options: CommonOptions, log: (line: string) => void): Promise<ProvisionedDatabase> {
+export async function provisionFor(options: Pick<CommonOptions, 'pg' | 'db'>, log: (line: string) => void): Promise<ProvisionedDatabase> {
   const provider = options.pg ? 'url' : options.db
   const provisioned = await provision({ provider, url: options.pg })
   const { info } = provisioned
   for (const s of info.skipped) log(`skipped ${s.provider}: ${s.reason}`)
-  log(`running on ${info.provider}${provisioned.url ? ` (${redactUrl(provisioned.url)})` : ''}: PostgreSQL ${info.serverVersion}, pgvector ${info.pgvectorVersion}`)
+  log(
+    `running on ${info.provider}${provisioned.url ? ` (${redactUrl(provisioned.url)})` : ''}: PostgreSQL ${info.serverVersion}, pgvector ${info.pgvectorVersion}`,
+  )
   return provisioned
 }
 
@@ -51,9 +67,21 @@ export function writeJson(target: string | undefined, report: unknown): void {
 
 /**
  * Runs a CLI's main function: a usage error or a PgScaleError prints one line and exits non-zero,
- * without a stack trace; Ctrl-C runs `onInterrupt` (cleanup) and exits 130.
+ * without a stack trace; Ctrl-C runs `onInterrupt` (cleanup) and exits 130. `main` may resolve to
+ * an exit code (a budget over its limit: 1); nothing means 0. Every CLI in `cli/` has this shape:
+ * `xCommand()` builds the commander program, `x(argv)` calls `runCli` with the work from `bench/`.
+ *
+ * ### Examples
+ * ```ts
+ * const program = rollupBenchCommand()
+ * process.exitCode = await runCli(program, process.argv.slice(2), async (onInterrupt) => { ... })
+ * ```
  */
-export async function runCli(program: Command, argv: readonly string[], main: (onInterrupt: (cleanup: () => Promise<void>) => void) => Promise<void>): Promise<number> {
+export async function runCli(
+  program: Command,
+  argv: readonly string[],
+  main: (onInterrupt: OnInterrupt) => Promise<number | void>,
+): Promise<number> {
   program.exitOverride()
   program.configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error:') ? `${program.name()}: ${text}` : text) })
   let cleanup: (() => Promise<void>) | undefined
@@ -64,8 +92,8 @@ export async function runCli(program: Command, argv: readonly string[], main: (o
   try {
     await program.parseAsync(argv as string[], { from: 'user' })
     process.once('SIGINT', onSignal)
-    await main((fn) => (cleanup = fn))
-    return 0
+    const code = await main((fn) => (cleanup = fn))
+    return code ?? 0
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2
     const message = err instanceof PgScaleError ? err.message : err instanceof Error ? err.message : String(err)

@@ -13,7 +13,9 @@ import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions }
 export function ragBenchCommand(): Command {
   return addCommonOptions(
     new Command('rag-bench')
-      .description('Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes.')
+      .description(
+        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes.',
+      )
       .option('--chunks <n>', 'chunks in all (default 20000; a --tenant-mix with sizes sets it)')
       .option('--tenants <n>', 'tenants of equal size (default 20)')
       .option('--tenant-mix <mix>', 'tenant sizes: NxSIZE groups joined by "+" (4x25000, 1000x300) or zipf:TENANTS[:EXPONENT]')
@@ -30,7 +32,10 @@ export function ragBenchCommand(): Command {
       .option('--duplicates <share>', 'synthetic corpus: share of boilerplate near-duplicate chunks', '0.05')
       .option('--topic-skew <s>', "synthetic corpus: Zipf exponent of documents over a tenant's topics (0 uniform)", '1')
       .option('--phases <list>', `phases to run (${PHASES.join(',')})`)
-      .option('--corpus <dir>', 'your own chunks and embeddings instead of the synthetic corpus (chunks.jsonl + embeddings.npy; docs/rag-bench.md)')
+      .option(
+        '--corpus <dir>',
+        'your own chunks and embeddings instead of the synthetic corpus (chunks.jsonl + embeddings.npy; docs/rag-bench.md)',
+      )
       .option('--plot <file>', 'write a recall-vs-latency chart as SVG'),
   )
 }
@@ -51,11 +56,25 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
     let config
     try {
       if (o.corpus !== undefined) {
-        const given = ['chunks', 'tenants', 'tenantMix', 'dim', 'topics', 'chunksPerDoc', 'duplicates', 'topicSkew'].filter((name) => program.getOptionValueSource(name) === 'cli')
-        if (given.length) throw new RagBenchOptionError(`--corpus sets the chunks, tenants and dimensions; leave out ${given.map((g) => `--${g.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`)
+        const given = ['chunks', 'tenants', 'tenantMix', 'dim', 'topics', 'chunksPerDoc', 'duplicates', 'topicSkew'].filter(
+          (name) => program.getOptionValueSource(name) === 'cli',
+        )
+        if (given.length)
+          throw new RagBenchOptionError(
+            `--corpus sets the chunks, tenants and dimensions; leave out ${given.map((g) => `--${g.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`,
+          )
         const corpus = await openCorpusDir(o.corpus)
-        config = resolveRagBenchConfig({ ...o, dim: String(corpus.dim), chunks: String(corpus.chunks), tenants: undefined, tenantMix: undefined }, Boolean(process.stderr.isTTY) && !quiet)
-        config = { ...config, corpus, tenants: corpus.tenants, chunks: corpus.chunks, mix: `corpus ${o.corpus} (${corpus.tenants.length} tenants)` }
+        config = resolveRagBenchConfig(
+          { ...o, dim: String(corpus.dim), chunks: String(corpus.chunks), tenants: undefined, tenantMix: undefined },
+          Boolean(process.stderr.isTTY) && !quiet,
+        )
+        config = {
+          ...config,
+          corpus,
+          tenants: corpus.tenants,
+          chunks: corpus.chunks,
+          mix: `corpus ${o.corpus} (${corpus.tenants.length} tenants)`,
+        }
       } else {
         config = resolveRagBenchConfig(o, Boolean(process.stderr.isTTY) && !quiet)
       }
@@ -68,12 +87,16 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
     onInterrupt(async () => {
       if (!config.keep) {
         const { sql } = await import('kysely')
-        await sql.raw('drop schema if exists pgscale_rag_bench cascade').execute(provisioned.db).catch(() => {})
+        await sql
+          .raw('drop schema if exists pgscale_rag_bench cascade')
+          .execute(provisioned.db)
+          .catch(() => {})
       }
       await provisioned.stop()
     })
     try {
-      if (provisioned.info.provider === 'embedded' && config.chunks > 50_000) log('note: PGlite is about 3-4× slower than native PostgreSQL and keeps the data in memory; use --db local or --pg for large runs')
+      if (provisioned.info.provider === 'embedded' && config.chunks > 50_000)
+        log('note: PGlite is about 3-4× slower than native PostgreSQL and keeps the data in memory; use --db local or --pg for large runs')
       const report = await runRagBench(provisioned, config, log)
       if (!quiet) console.log(renderRagReport(report))
       writeJson(o.json, report)

@@ -42,8 +42,13 @@ export async function rollupBench(argv: readonly string[]): Promise<number> {
     const provisioned = await provisionFor(o, log)
     onInterrupt(() => provisioned.stop())
     try {
-      if (provisioned.info.provider === 'embedded' && o.rows > 500_000) log('note: PGlite keeps the data in memory and runs about 3-4× slower than native PostgreSQL; consider --rows 300000 or --db local')
-      const report = await runRollupBench(provisioned, { ...o, keep: Boolean(o.keep), showProgress: Boolean(process.stderr.isTTY) && !quiet }, log)
+      if (provisioned.info.provider === 'embedded' && o.rows > 500_000)
+        log('note: PGlite keeps the data in memory and runs about 3-4× slower than native PostgreSQL; consider --rows 300000 or --db local')
+      const report = await runRollupBench(
+        provisioned,
+        { ...o, keep: Boolean(o.keep), showProgress: Boolean(process.stderr.isTTY) && !quiet },
+        log,
+      )
       if (!quiet) console.log(renderRollupReport(report))
       writeJson(o.json, report)
     } finally {

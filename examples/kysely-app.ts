@@ -35,23 +35,35 @@ try {
   const monthly = rollupTable('documents_monthly', { groupBy: {}, measures: { documents: 'integer' } })
   await monthly.create(db)
   const rollup = new MonthlyRollup({
-    source: 'documents', target: monthly, at: 'created_at', tenant: 'tenant_id',
-    groupBy: [], measures: { documents: sql`count(*)` }, zone: 'UTC',
+    source: 'documents',
+    target: monthly,
+    at: 'created_at',
+    tenant: 'tenant_id',
+    groupBy: [],
+    measures: { documents: sql`count(*)` },
+    zone: 'UTC',
   })
 
   const paragraphs = ['Invoices are due in thirty days.', 'Late invoices pay a fee.', 'Refunds take a week.']
   const createdAt = await db.transaction().execute(async (trx) => {
-    const row = await trx.insertInto('documents').values({ tenantId: 'acme', id: 'billing-policy', title: 'Billing policy' })
-      .returning('createdAt').executeTakeFirstOrThrow()
-    await store.forTenant('acme', { transaction: trx })
-      .replaceDocument('billing-policy', paragraphs.map((content) => ({ content, embedding: embed(content), metadata: { sourceKind: 'policy' } })))
+    const row = await trx
+      .insertInto('documents')
+      .values({ tenantId: 'acme', id: 'billing-policy', title: 'Billing policy' })
+      .returning('createdAt')
+      .executeTakeFirstOrThrow()
+    await store.forTenant('acme', { transaction: trx }).replaceDocument(
+      'billing-policy',
+      paragraphs.map((content) => ({ content, embedding: embed(content), metadata: { sourceKind: 'policy' } })),
+    )
     await rollup.refreshAt(trx, { tenantId: 'acme', moment: row.createdAt })
     return row.createdAt
   })
 
   const hits = await store.forTenant('acme').search(embed('When are invoices due?'), { k: 2 })
   const [bucket] = await rollup.read(db, { tenantId: 'acme', from: createdAt, to: createdAt })
-  console.log(`search: ${hits.map((h) => `${h.documentId}#${h.chunkIndex} (${h.distance.toFixed(3)}) ${JSON.stringify(h.metadata)}`).join('; ')}`)
+  console.log(
+    `search: ${hits.map((h) => `${h.documentId}#${h.chunkIndex} (${h.distance.toFixed(3)}) ${JSON.stringify(h.metadata)}`).join('; ')}`,
+  )
   console.log(`rollup: ${JSON.stringify(bucket)}`)
   if (hits.length !== 2 || hits[0]!.metadata.sourceKind !== 'policy' || bucket?.documents !== 1) {
     throw new Error('the example did not read back what it wrote')

@@ -137,7 +137,9 @@ export class MigrationError extends PgScaleError {
     readonly results: ReadonlyArray<{ migrationName: string; direction: string; status: string }>,
     cause: unknown,
   ) {
-    super('MIGRATION_FAILED', `migration failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause: toPgScaleError(cause) })
+    super('MIGRATION_FAILED', `migration failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause: toPgScaleError(cause),
+    })
   }
 }
 

@@ -21,11 +21,7 @@ export {
   type ServerSettings,
   type SkippedProvider,
 } from './db/providers/provider.js'
-export {
-  ensureVectorExtension,
-  MIN_PGVECTOR_VERSION,
-  type ServerInfo,
-} from './db/server-info.js'
+export { ensureVectorExtension, MIN_PGVECTOR_VERSION, type ServerInfo } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'
 export { expectPlan, noSeqScan, renderPlan, usesIndex } from './plan/assertions.js'
 export { explain, indexesUsed, planNodes, planShape, type ExplainOptions, type Plan, type PlanNode } from './plan/explain.js'

@@ -40,6 +40,8 @@ export async function bareBinaryCopy(client: pg.Client | pg.PoolClient, table: s
   }
   await pipeline(
     Readable.from(encode()),
-    client.query(copyFrom(`copy ${table} (tenant_id, document_id, chunk_index, content, metadata, embedding) from stdin with (format binary)`)),
+    client.query(
+      copyFrom(`copy ${table} (tenant_id, document_id, chunk_index, content, metadata, embedding) from stdin with (format binary)`),
+    ),
   )
 }

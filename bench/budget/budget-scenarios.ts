@@ -25,13 +25,40 @@ export interface BudgetInjection {
 }
 
 const DIM = 64
-const corpus: CorpusSpec = { seed: 'budget', dim: DIM, tenants: [{ id: 'acme', chunks: 400 }, { id: 'other', chunks: 400 }] }
+const corpus: CorpusSpec = {
+  seed: 'budget',
+  dim: DIM,
+  tenants: [
+    { id: 'acme', chunks: 400 },
+    { id: 'other', chunks: 400 },
+  ],
+}
+
+/** The data every scenario runs on, and the raw client they are compared through. */
+interface BudgetData {
+  db: Database
+  client: pg.Client
+  store: PgVectorStore
+  ingestStore: PgVectorStore
+  rollup: ReturnType<typeof expensesRollup>['rollup']
+  rollupTable: string
+  queries: ReturnType<typeof queryVectors>
+}
 
 /**
  * Prepares the budget's data in `schema` and returns the scenarios. `url` is the same database,
  * for the raw `pg` client the pgscale paths are compared with.
+ *
+ * ### Examples
+ * ```ts
+ * const { scenarios, close } = await prepareScenarios(db, url)
+ * ```
  */
-export async function prepareScenarios(db: Database, url: string, injection: BudgetInjection = {}): Promise<{ scenarios: BudgetScenario[]; close: () => Promise<void> }> {
+export async function prepareScenarios(
+  db: Database,
+  url: string,
+  injection: BudgetInjection = {},
+): Promise<{ scenarios: BudgetScenario[]; close: () => Promise<void> }> {
   await sql`drop table if exists budget_chunks, budget_ingest, budget_expenses, budget_monthly`.execute(db)
   const store = await PgVectorStore.open(db, { table: 'budget_chunks', dimensions: DIM })
   await store.bulkIngest(generateCorpus(corpus))
@@ -39,91 +66,123 @@ export async function prepareScenarios(db: Database, url: string, injection: Bud
   const ingestStore = await PgVectorStore.open(db, { table: 'budget_ingest', dimensions: DIM })
   const ddl = expensesDdl('budget_expenses')
   await sql.raw(ddl.table).execute(db)
-  await db.copyFrom('copy budget_expenses (tenant_id, paid_at, category, amount, status) from stdin', expensesCopyText(generateExpenses({ seed: 'budget', rows: 20_000, tenants: 20, bigTenantRows: 5000, months: 12 })))
+  await db.copyFrom(
+    'copy budget_expenses (tenant_id, paid_at, category, amount, status) from stdin',
+    expensesCopyText(generateExpenses({ seed: 'budget', rows: 20_000, tenants: 20, bigTenantRows: 5000, months: 12 })),
+  )
   await sql.raw(ddl.index).execute(db)
   await sql`analyze budget_expenses`.execute(db)
   const { target, rollup } = expensesRollup({ source: 'budget_expenses', target: 'budget_monthly', zone: 'America/Mexico_City' })
   await target.create(db)
-
   const client = new pg.Client({ connectionString: url })
   await client.connect()
+  const data: BudgetData = {
+    db,
+    client,
+    store,
+    ingestStore,
+    rollup,
+    rollupTable: target.qualified,
+    queries: queryVectors(corpus, 'acme', 64),
+  }
+  return {
+    scenarios: [searchScenario(data, injection), replaceScenario(data), ingestScenario(data), refreshScenario(data)],
+    close: async () => {
+      await client.end()
+      await sql`drop table if exists budget_chunks, budget_ingest, budget_expenses, budget_monthly`.execute(db)
+    },
+  }
+}
+
+/** `search` (k 10) beside its statements sent raw. */
+function searchScenario({ db, client, store, queries }: BudgetData, injection: BudgetInjection): BudgetScenario {
   const statements = renderStatements(store.config)
-  const queries = queryVectors(corpus, 'acme', 64)
   const literals = queries.map((q) => `[${Array.from(q).join(',')}]`)
   const acme = store.forTenant('acme')
   const begin = `BEGIN; SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'`
   const one = CompiledQuery.raw('select 1')
+  return {
+    name: 'search',
+    callsPerBlock: 40,
+    async pgscale(i) {
+      if (injection.extraRoundTripPerSearch) await db.executeQuery(one)
+      await acme.search(queries[i % queries.length]!, { k: 10 })
+    },
+    async raw(i) {
+      await client.query(begin)
+      await client.query(statements.search, ['acme', literals[i % literals.length], 10])
+      await client.query('COMMIT')
+    },
+  }
+}
 
+/** `replaceDocument` of 20 chunks beside its statement sent raw. */
+function replaceScenario({ client, store, queries }: BudgetData): BudgetScenario {
+  const statements = renderStatements(store.config)
+  const acme = store.forTenant('acme')
   const docChunks = queries.slice(0, 20).map((embedding, j) => ({ content: `chunk ${j}`, embedding, metadata: { j } }))
-  const ingestRows = (i: number): IngestRow[] => [...generateCorpus({ seed: `ingest-${i}`, dim: DIM, tenants: [{ id: `bulk-${i}`, chunks: 1000 }] })]
+  return {
+    name: 'replaceDocument',
+    callsPerBlock: 20,
+    async pgscale(i) {
+      await acme.replaceDocument(`budget-doc-${i % 10}`, docChunks)
+    },
+    async raw(i) {
+      await client.query(statements.replaceDocument, [
+        'acme',
+        `budget-doc-${i % 10}`,
+        docChunks.map((_, j) => j),
+        docChunks.map((c) => c.content),
+        docChunks.map((c) => JSON.stringify(c.metadata)),
+        docChunks.map((c) => `[${Array.from(c.embedding).join(',')}]`),
+      ])
+    },
+  }
+}
+
+/** `bulkIngest` of 1,000 rows beside a bare binary COPY of the same rows. */
+function ingestScenario({ db, client, ingestStore }: BudgetData): BudgetScenario {
   const ingestBatches = new Map<number, IngestRow[]>()
   const batch = (i: number) => {
-    if (!ingestBatches.has(i)) ingestBatches.set(i, ingestRows(i % 8))
+    if (!ingestBatches.has(i))
+      ingestBatches.set(i, [...generateCorpus({ seed: `ingest-${i}`, dim: DIM, tenants: [{ id: `bulk-${i}`, chunks: 1000 }] })])
     return ingestBatches.get(i)!
   }
   let ingestRound = 0
+  return {
+    name: 'bulkIngest1k',
+    callsPerBlock: 8,
+    async pgscale(i) {
+      if (i === 0) await sql`truncate budget_ingest`.execute(db)
+      await ingestStore.bulkIngest(batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `p${ingestRound}` })))
+    },
+    async raw(i) {
+      if (i === 0) await sql`truncate budget_ingest`.execute(db)
+      await bareBinaryCopy(
+        client,
+        'budget_ingest',
+        batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `r${ingestRound}` })),
+      )
+    },
+  }
+}
+
+/** `refreshAt` of one bucket beside the lock and refresh statement sent raw. */
+function refreshScenario({ db, client, rollup, rollupTable }: BudgetData): BudgetScenario {
   const moment = new Date('2025-06-15T12:00:00Z')
   const month = localMonth(moment, 'America/Mexico_City')
   const refresh = refreshStatement(rollup.parts, 2, month).compile(db)
-  const lock = `BEGIN; SELECT pg_advisory_xact_lock(${int32Hash(`pgscale.rollup:${target.qualified}`)}, ${int32Hash(`2:${month}`)})`
-
-  const scenarios: BudgetScenario[] = [
-    {
-      name: 'search',
-      callsPerBlock: 40,
-      async pgscale(i) {
-        if (injection.extraRoundTripPerSearch) await db.executeQuery(one)
-        await acme.search(queries[i % queries.length]!, { k: 10 })
-      },
-      async raw(i) {
-        await client.query(begin)
-        await client.query(statements.search, ['acme', literals[i % literals.length], 10])
-        await client.query('COMMIT')
-      },
-    },
-    {
-      name: 'replaceDocument',
-      callsPerBlock: 20,
-      async pgscale(i) {
-        await acme.replaceDocument(`budget-doc-${i % 10}`, docChunks)
-      },
-      async raw(i) {
-        await client.query(statements.replaceDocument, [
-          'acme', `budget-doc-${i % 10}`, docChunks.map((_, j) => j), docChunks.map((c) => c.content),
-          docChunks.map((c) => JSON.stringify(c.metadata)), docChunks.map((c) => `[${Array.from(c.embedding).join(',')}]`),
-        ])
-      },
-    },
-    {
-      name: 'bulkIngest1k',
-      callsPerBlock: 8,
-      async pgscale(i) {
-        if (i === 0) await sql`truncate budget_ingest`.execute(db)
-        await ingestStore.bulkIngest(batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `p${ingestRound}` })))
-      },
-      async raw(i) {
-        if (i === 0) await sql`truncate budget_ingest`.execute(db)
-        await bareBinaryCopy(client, 'budget_ingest', batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `r${ingestRound}` })))
-      },
-    },
-    {
-      name: 'refreshAt',
-      callsPerBlock: 20,
-      async pgscale() {
-        await rollup.refreshAt(db, { tenantId: 2, moment })
-      },
-      async raw() {
-        await client.query(lock)
-        await client.query(refresh.sql, [...refresh.parameters])
-        await client.query('COMMIT')
-      },
-    },
-  ]
+  const lock = `BEGIN; SELECT pg_advisory_xact_lock(${int32Hash(`pgscale.rollup:${rollupTable}`)}, ${int32Hash(`2:${month}`)})`
   return {
-    scenarios,
-    close: async () => {
-      await client.end()
-      await sql`drop table if exists budget_chunks, budget_ingest, budget_expenses, budget_monthly`.execute(db)
+    name: 'refreshAt',
+    callsPerBlock: 20,
+    async pgscale() {
+      await rollup.refreshAt(db, { tenantId: 2, moment })
+    },
+    async raw() {
+      await client.query(lock)
+      await client.query(refresh.sql, [...refresh.parameters])
+      await client.query('COMMIT')
     },
   }
 }

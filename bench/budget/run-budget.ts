@@ -72,7 +72,12 @@ export async function measureScenario(s: BudgetScenario, blocks = 12): Promise<B
  * Measures every scenario `repeats` times, one round of all scenarios after another, and keeps
  * each scenario's median ratio: on a noisy machine one measurement of a ratio can be 20% off.
  */
-export async function measureAll(scenarios: readonly BudgetScenario[], repeats = 3, blocks = 12, log: (line: string) => void = () => {}): Promise<Record<string, BudgetMeasurement>> {
+export async function measureAll(
+  scenarios: readonly BudgetScenario[],
+  repeats = 3,
+  blocks = 12,
+  log: (line: string) => void = () => {},
+): Promise<Record<string, BudgetMeasurement>> {
   const runs: Record<string, BudgetMeasurement[]> = {}
   for (let r = 0; r < repeats; r++) {
     for (const s of scenarios) {
@@ -112,5 +117,8 @@ export function writeBaseline(file: string, ratios: Record<string, number>): voi
 export function overBudget(ratios: Record<string, number>, baseline: Record<string, number>): string[] {
   return Object.entries(ratios)
     .filter(([name, ratio]) => baseline[name] !== undefined && ratio > baseline[name]! * (1 + BUDGET_TOLERANCE))
-    .map(([name, ratio]) => `${name}: ${ratio.toFixed(2)} is ${Math.round((ratio / baseline[name]! - 1) * 100)}% over the baseline ${baseline[name]!.toFixed(2)} (budget +${BUDGET_TOLERANCE * 100}%)`)
+    .map(
+      ([name, ratio]) =>
+        `${name}: ${ratio.toFixed(2)} is ${Math.round((ratio / baseline[name]! - 1) * 100)}% over the baseline ${baseline[name]!.toFixed(2)} (budget +${BUDGET_TOLERANCE * 100}%)`,
+    )
 }

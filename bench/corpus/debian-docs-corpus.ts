@@ -19,7 +19,12 @@ import { seededRandom } from '../../src/bench-kit.js'
 const BUCKETS = 1 << 14
 const CHUNK = 700
 
-interface Chunk { tenant: string; document: string; chunk: number; content: string }
+interface Chunk {
+  tenant: string
+  document: string
+  chunk: number
+  content: string
+}
 
 /** Every readable text file under `root` (gzip opened), in a stable order. */
 function* files(root: string): Generator<string> {
@@ -58,7 +63,7 @@ function readText(path: string): string | undefined {
 function fromTroff(text: string): string {
   return text
     .split('\n')
-    .filter((l) => !l.startsWith('.\\"') && !l.startsWith("'\\\""))
+    .filter((l) => !l.startsWith('.\\"') && !l.startsWith('\'\\"'))
     .map((l) => (l.startsWith('.') ? l.replace(/^\.\S*\s?/, '') : l))
     .join('\n')
     .replace(/\\f[BIRP]|\\f\(..|\\s[+-]?\d|\\&|\\\(..|\\e/g, '')
@@ -105,18 +110,49 @@ async function main(): Promise<void> {
     .parse(process.argv)
     .opts<{ out: string; dim: string; large: string; small: string; seed: string }>()
   const dim = Number(o.dim)
-  const large = o.large.split(',').map(Number)
   const [smallCount, smallSize] = o.small.split('x').map(Number) as [number, number]
+  const targets = [
+    ...o.large
+      .split(',')
+      .map(Number)
+      .map((n, i) => ({ tenant: `large-${String.fromCharCode(97 + i)}`, want: n, cap: Infinity })),
+    ...Array.from({ length: smallCount }, (_, i) => ({ tenant: `small-${i}`, want: smallSize, cap: Math.ceil(smallSize / 2) })),
+  ]
+  const chunks = collectChunks(targets, o.seed)
+  process.stderr.write(
+    `[corpus] ${chunks.length} chunks from ${new Set(chunks.map((c) => c.document)).size} documents, ${targets.length} tenants\n`,
+  )
+  const out = embed(chunks, dim, o.seed)
+  mkdirSync(o.out, { recursive: true })
+  writeFileSync(join(o.out, 'chunks.jsonl'), chunks.map((c) => JSON.stringify(c)).join('\n') + '\n')
+  writeNpy(join(o.out, 'embeddings.npy'), out, chunks.length, dim)
+  const duplicates = chunks.length - new Set(chunks.map((c) => c.content)).size
+  writeFileSync(
+    join(o.out, 'meta.json'),
+    JSON.stringify(
+      {
+        dim,
+        chunks: chunks.length,
+        tenants: Object.fromEntries(targets.slice(0, 3).map((t) => [t.tenant, chunks.filter((c) => c.tenant === t.tenant).length])),
+        smallTenants: smallCount,
+        exactDuplicateChunks: duplicates,
+        embedding: `TF-IDF of word unigrams+bigrams hashed into ${BUCKETS} buckets (sublinear tf, corpus idf), Gaussian random projection to ${dim}, L2-normalised; seed ${o.seed}`,
+        sources: '/usr/share/doc and English man pages (sections 1-8) of this machine',
+      },
+      null,
+      2,
+    ) + '\n',
+  )
+  process.stderr.write(`[corpus] wrote ${o.out}: ${chunks.length} × ${dim}, ${duplicates} exact duplicate chunks\n`)
+}
 
-  // Sources: English man pages (no locale directory) and /usr/share/doc, shuffled by a seeded hash.
+/** Chunks of English man pages and /usr/share/doc (in a seeded order), filling each tenant in turn. */
+function collectChunks(targets: Array<{ tenant: string; want: number; cap: number }>, seed: string): Chunk[] {
   const paths = [...files('/usr/share/man')].filter((p) => /\/man\/man[1-8]\//.test(p))
   paths.push(...files('/usr/share/doc'))
-  const order = (p: string) => createHash('md5').update(`${o.seed}:${p}`).digest('hex')
+  const order = (p: string) => createHash('md5').update(`${seed}:${p}`).digest('hex')
   paths.sort((a, b) => order(a).localeCompare(order(b)))
-
   const chunks: Chunk[] = []
-  const targets = [...large.map((n, i) => ({ tenant: `large-${String.fromCharCode(97 + i)}`, want: n, cap: Infinity })),
-    ...Array.from({ length: smallCount }, (_, i) => ({ tenant: `small-${i}`, want: smallSize, cap: Math.ceil(smallSize / 2) }))]
   let target = 0
   let have = 0
   for (const path of paths) {
@@ -133,14 +169,16 @@ async function main(): Promise<void> {
       have = 0
     }
   }
-  process.stderr.write(`[corpus] ${chunks.length} chunks from ${new Set(chunks.map((c) => c.document)).size} documents, ${targets.length} tenants\n`)
+  return chunks
+}
 
-  // TF-IDF over hashed unigrams + bigrams, then a seeded Gaussian projection.
+/** TF-IDF over hashed unigrams + bigrams, then a seeded Gaussian projection to `dim`, L2-normalised. */
+function embed(chunks: readonly Chunk[], dim: number, seed: string): Float32Array {
   const tfs = chunks.map((c) => bucketsOf(c.content))
   const df = new Float64Array(BUCKETS)
   for (const tf of tfs) for (const b of tf.keys()) df[b]!++
   const idf = Float64Array.from(df, (d) => Math.log((chunks.length + 1) / (d + 1)) + 1)
-  const random = seededRandom(`${o.seed}:projection`)
+  const random = seededRandom(`${seed}:projection`)
   const projection = new Float32Array(BUCKETS * dim)
   for (let i = 0; i < projection.length; i++) projection[i] = random.gaussian()
   const out = new Float32Array(chunks.length * dim)
@@ -156,25 +194,16 @@ async function main(): Promise<void> {
     norm = Math.sqrt(norm) || 1
     for (let d = 0; d < dim; d++) v[d]! /= norm
   })
+  return out
+}
 
-  mkdirSync(o.out, { recursive: true })
-  writeFileSync(join(o.out, 'chunks.jsonl'), chunks.map((c) => JSON.stringify(c)).join('\n') + '\n')
-  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${chunks.length}, ${dim}), }`
+/** A float32 matrix as a NumPy .npy file (format 1.0). */
+function writeNpy(path: string, data: Float32Array, rows: number, dim: number): void {
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${rows}, ${dim}), }`
   header = header.padEnd(Math.ceil((header.length + 11) / 64) * 64 - 11, ' ') + '\n'
   const prefix = Buffer.from([0x93, ...Buffer.from('NUMPY'), 1, 0, 0, 0])
   prefix.writeUInt16LE(header.length, 8)
-  writeFileSync(join(o.out, 'embeddings.npy'), Buffer.concat([prefix, Buffer.from(header, 'latin1'), Buffer.from(out.buffer)]))
-  const duplicates = chunks.length - new Set(chunks.map((c) => c.content)).size
-  writeFileSync(join(o.out, 'meta.json'), JSON.stringify({
-    dim,
-    chunks: chunks.length,
-    tenants: Object.fromEntries(targets.slice(0, 3).map((t) => [t.tenant, chunks.filter((c) => c.tenant === t.tenant).length])),
-    smallTenants: smallCount,
-    exactDuplicateChunks: duplicates,
-    embedding: `TF-IDF of word unigrams+bigrams hashed into ${BUCKETS} buckets (sublinear tf, corpus idf), Gaussian random projection to ${dim}, L2-normalised; seed ${o.seed}`,
-    sources: '/usr/share/doc and English man pages (sections 1-8) of this machine',
-  }, null, 2) + '\n')
-  process.stderr.write(`[corpus] wrote ${o.out}: ${chunks.length} × ${dim}, ${duplicates} exact duplicate chunks\n`)
+  writeFileSync(path, Buffer.concat([prefix, Buffer.from(header, 'latin1'), Buffer.from(data.buffer)]))
 }
 
 await main()

@@ -62,7 +62,9 @@ export async function openCorpusDir(dir: string): Promise<CorpusDir> {
       n++
       const q = JSON.parse(line) as { tenant?: unknown; embedding?: unknown; text?: unknown }
       if (typeof q.tenant !== 'string' || !Array.isArray(q.embedding) || q.embedding.length !== vectors.dim) {
-        throw new CorpusFormatError(`${queriesFile} line ${n}: expected {"tenant": string, "embedding": [${vectors.dim} numbers], "text"?: string}`)
+        throw new CorpusFormatError(
+          `${queriesFile} line ${n}: expected {"tenant": string, "embedding": [${vectors.dim} numbers], "text"?: string}`,
+        )
       }
       const list = queries.get(q.tenant) ?? []
       list.push({ embedding: q.embedding as number[], text: typeof q.text === 'string' ? q.text : undefined })
@@ -94,7 +96,14 @@ export async function openCorpusDir(dir: string): Promise<CorpusDir> {
           for (let d = 0; d < vectors.dim; d++) embedding[d] = batch.readFloatLE(used + d * 4)
           used += rowBytes
           const row = parseChunk(line, ++n)
-          yield { tenantId: row.tenant, documentId: row.document, chunkIndex: row.chunk, content: row.content, metadata: row.metadata, embedding }
+          yield {
+            tenantId: row.tenant,
+            documentId: row.document,
+            chunkIndex: row.chunk,
+            content: row.content,
+            metadata: row.metadata,
+            embedding,
+          }
         }
       } finally {
         closeSync(fd)
@@ -110,8 +119,15 @@ function parseChunk(line: string, n: number): ChunkLine {
   } catch {
     throw new CorpusFormatError(`chunks.jsonl line ${n} is not JSON`)
   }
-  if (typeof row.tenant !== 'string' || typeof row.document !== 'string' || !Number.isInteger(row.chunk) || typeof row.content !== 'string') {
-    throw new CorpusFormatError(`chunks.jsonl line ${n}: expected {"tenant": string, "document": string, "chunk": integer, "content": string}`)
+  if (
+    typeof row.tenant !== 'string' ||
+    typeof row.document !== 'string' ||
+    !Number.isInteger(row.chunk) ||
+    typeof row.content !== 'string'
+  ) {
+    throw new CorpusFormatError(
+      `chunks.jsonl line ${n}: expected {"tenant": string, "document": string, "chunk": integer, "content": string}`,
+    )
   }
   return row as ChunkLine
 }
@@ -130,11 +146,14 @@ function embeddingsFile(dir: string): { path: string; offset: number; rows: numb
     readSync(fd, head, 0, 10, 0)
     if (head.toString('latin1', 0, 6) !== '\x93NUMPY') throw new CorpusFormatError(`${npy} is not an .npy file`)
     const major = head[6]!
-    const headerLength = major === 1 ? head.readUInt16LE(8) : (() => {
-      const b = Buffer.alloc(4)
-      readSync(fd, b, 0, 4, 8)
-      return b.readUInt32LE(0)
-    })()
+    const headerLength =
+      major === 1
+        ? head.readUInt16LE(8)
+        : (() => {
+            const b = Buffer.alloc(4)
+            readSync(fd, b, 0, 4, 8)
+            return b.readUInt32LE(0)
+          })()
     const start = major === 1 ? 10 : 12
     const header = Buffer.alloc(headerLength)
     readSync(fd, header, 0, headerLength, start)

@@ -1,7 +1,34 @@
 import { MAX_HNSW_DIMENSIONS, MAX_VECTOR_DIMENSIONS } from '../../src/bench-kit.js'
 import { PHASES, type Phase } from './rag-report.js'
-import type { RagBenchConfig } from './run-rag-bench.js'
+import type { TenantSize } from '../synthetic/corpus.js'
+import type { CorpusDir } from './corpus-dir.js'
 import { equalTenants, mixTotal, parseTenantMix, tenantsOf, TenantMixError } from './tenant-mix.js'
+
+/** The validated configuration of a run. */
+export interface RagBenchConfig {
+  chunks: number
+  tenants: TenantSize[]
+  mix: string
+  dim: number
+  chunksPerDoc: number
+  writers: number
+  topics: 'shared' | 'per-tenant'
+  index: 'shared' | 'tiered' | 'both'
+  m: number
+  efConstruction: number
+  efSearch: number[]
+  queries: number
+  /** Share of boilerplate near-duplicate chunks in the synthetic corpus. */
+  duplicates: number
+  /** Zipf exponent of documents over a tenant's topics in the synthetic corpus. */
+  topicSkew: number
+  seed: string
+  phases: ReadonlySet<Phase>
+  keep: boolean
+  showProgress: boolean
+  /** A corpus of the user's own (`--corpus DIR`) instead of the synthetic one. */
+  corpus?: CorpusDir
+}
 
 /** The options as commander hands them over (strings where the user typed them). */
 export interface RagBenchCliOptions {
@@ -30,14 +57,17 @@ export class RagBenchOptionError extends Error {}
 function int(name: string, value: string, min: number, max: number): number {
   const n = Number(value)
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new RagBenchOptionError(`${name} must be an integer from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}, got "${value}"`)
+    throw new RagBenchOptionError(
+      `${name} must be an integer from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}, got "${value}"`,
+    )
   }
   return n
 }
 
 function share(name: string, value: string, min: number, max: number): number {
   const n = Number(value)
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || n < min || n > max) throw new RagBenchOptionError(`${name} must be a number from ${min} to ${max}, got "${value}"`)
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || n < min || n > max)
+    throw new RagBenchOptionError(`${name} must be a number from ${min} to ${max}, got "${value}"`)
   return n
 }
 
@@ -54,15 +84,22 @@ function share(name: string, value: string, min: number, max: number): number {
 export function resolveRagBenchConfig(o: RagBenchCliOptions, showProgress = false): RagBenchConfig {
   const dim = int('--dim', o.dim, 1, MAX_VECTOR_DIMENSIONS)
   const phases = new Set<Phase>()
-  for (const p of (o.phases ?? PHASES.join(',')).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const p of (o.phases ?? PHASES.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!(PHASES as readonly string[]).includes(p)) throw new RagBenchOptionError(`unknown phase "${p}": use ${PHASES.join(', ')}`)
     phases.add(p as Phase)
   }
-  if (!['shared', 'tiered', 'both'].includes(o.index)) throw new RagBenchOptionError(`--index must be shared, tiered or both, got "${o.index}"`)
-  if (!['shared', 'per-tenant'].includes(o.topics)) throw new RagBenchOptionError(`--topics must be shared or per-tenant, got "${o.topics}"`)
+  if (!['shared', 'tiered', 'both'].includes(o.index))
+    throw new RagBenchOptionError(`--index must be shared, tiered or both, got "${o.index}"`)
+  if (!['shared', 'per-tenant'].includes(o.topics))
+    throw new RagBenchOptionError(`--topics must be shared or per-tenant, got "${o.topics}"`)
   const needsHnsw = ['index', 'ingest-indexed', 'search'].some((p) => phases.has(p as Phase))
   if (needsHnsw && dim > MAX_HNSW_DIMENSIONS) {
-    throw new RagBenchOptionError(`--dim ${dim} is above pgvector's HNSW limit of ${MAX_HNSW_DIMENSIONS} dimensions (vectors allow up to ${MAX_VECTOR_DIMENSIONS}, but cannot be indexed)`)
+    throw new RagBenchOptionError(
+      `--dim ${dim} is above pgvector's HNSW limit of ${MAX_HNSW_DIMENSIONS} dimensions (vectors allow up to ${MAX_VECTOR_DIMENSIONS}, but cannot be indexed)`,
+    )
   }
   const efSearch = o.efSearch.split(',').map((s) => int('--ef-search', s.trim(), 1, 1000))
   const m = int('--m', o.m, 2, 100)
@@ -77,7 +114,9 @@ export function resolveRagBenchConfig(o: RagBenchCliOptions, showProgress = fals
       const mix = parseTenantMix(o.tenantMix)
       const total = mixTotal(mix)
       if (total !== undefined && chunks !== undefined && chunks !== total) {
-        throw new RagBenchOptionError(`--tenant-mix ${o.tenantMix} adds up to ${total.toLocaleString('en-US')} chunks, but --chunks is ${chunks.toLocaleString('en-US')}`)
+        throw new RagBenchOptionError(
+          `--tenant-mix ${o.tenantMix} adds up to ${total.toLocaleString('en-US')} chunks, but --chunks is ${chunks.toLocaleString('en-US')}`,
+        )
       }
       chunks = total ?? chunks ?? 20_000
       tenants = tenantsOf(mix, chunks)

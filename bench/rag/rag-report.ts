@@ -58,7 +58,16 @@ export interface RagBenchReport extends ReportHeader {
   /** After the tiered optimize(): store.measureRecall at each indexed tenant's tuned setting (what search uses by default). */
   tunedRecall?: MeasureRecallResult
   hybrid?: { vectorMs: Percentiles; hybridMs: Percentiles; queries: number }
-  writes?: { writers: number; replaceDocumentMs: Percentiles; deleteDocumentMs: Percentiles; replacesPerSecond: number; deletesPerSecond: number; deletePlan: string[]; hnswIndexes: string[]; operations: number }
+  writes?: {
+    writers: number
+    replaceDocumentMs: Percentiles
+    deleteDocumentMs: Percentiles
+    replacesPerSecond: number
+    deletesPerSecond: number
+    deletePlan: string[]
+    hnswIndexes: string[]
+    operations: number
+  }
   findings?: string[]
   process: { peakRssMB: number; seconds: number }
 }

@@ -15,7 +15,10 @@ export function recallLatencySvg(rows: readonly SearchRow[], title = 'recall@10 
   const curves = new Map<string, SearchRow[]>()
   for (const row of rows.filter((r) => r.iterativeScan === 'relaxed')) {
     const key = `${row.tenantClass} tenants, ${row.strategy}`
-    curves.set(key, [...(curves.get(key) ?? []), row].sort((a, b) => a.efSearch - b.efSearch))
+    curves.set(
+      key,
+      [...(curves.get(key) ?? []), row].sort((a, b) => a.efSearch - b.efSearch),
+    )
   }
   const W = 720
   const H = 440
@@ -40,23 +43,37 @@ export function recallLatencySvg(rows: readonly SearchRow[], title = 'recall@10 
     for (const f of [1, 2, 5]) {
       const v = f * 10 ** e
       if (Math.log10(v) < minX || Math.log10(v) > maxX) continue
-      parts.push(`<line x1="${x(v)}" y1="${H - m.bottom}" x2="${x(v)}" y2="${H - m.bottom + 5}" stroke="black"/><text x="${x(v)}" y="${H - m.bottom + 18}" text-anchor="middle">${v}</text>`)
+      parts.push(
+        `<line x1="${x(v)}" y1="${H - m.bottom}" x2="${x(v)}" y2="${H - m.bottom + 5}" stroke="black"/><text x="${x(v)}" y="${H - m.bottom + 18}" text-anchor="middle">${v}</text>`,
+      )
     }
   }
   for (let i = 0; i <= 5; i++) {
     const v = minY + ((1 - minY) * i) / 5
-    parts.push(`<line x1="${m.left - 5}" y1="${y(v)}" x2="${W - m.right}" y2="${y(v)}" stroke="#ddd"/><text x="${m.left - 8}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(2)}</text>`)
+    parts.push(
+      `<line x1="${m.left - 5}" y1="${y(v)}" x2="${W - m.right}" y2="${y(v)}" stroke="#ddd"/><text x="${m.left - 8}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(2)}</text>`,
+    )
   }
-  parts.push(`<line x1="${m.left}" y1="${y(0.98)}" x2="${W - m.right}" y2="${y(0.98)}" stroke="#999" stroke-dasharray="4 3"/><text x="${W - m.right - 4}" y="${y(0.98) - 4}" text-anchor="end" fill="#666">0.98</text>`)
+  parts.push(
+    `<line x1="${m.left}" y1="${y(0.98)}" x2="${W - m.right}" y2="${y(0.98)}" stroke="#999" stroke-dasharray="4 3"/><text x="${W - m.right - 4}" y="${y(0.98) - 4}" text-anchor="end" fill="#666">0.98</text>`,
+  )
   let legend = 0
   for (const [name, points] of curves) {
     const color = COLORS[legend % COLORS.length]!
-    parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map((p) => `${x(p.latencyMs.p50).toFixed(1)},${y(p.recallAt10).toFixed(1)}`).join(' ')}"/>`)
+    parts.push(
+      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map((p) => `${x(p.latencyMs.p50).toFixed(1)},${y(p.recallAt10).toFixed(1)}`).join(' ')}"/>`,
+    )
     for (const p of points) {
-      parts.push(`<circle cx="${x(p.latencyMs.p50).toFixed(1)}" cy="${y(p.recallAt10).toFixed(1)}" r="3.5" fill="${color}"><title>${esc(name)}: ef_search ${p.efSearch}, recall ${p.recallAt10.toFixed(3)}, ${p.latencyMs.p50.toFixed(2)} ms</title></circle>`)
-      parts.push(`<text x="${(x(p.latencyMs.p50) + 5).toFixed(1)}" y="${(y(p.recallAt10) - 5).toFixed(1)}" font-size="10" fill="${color}">${p.efSearch}</text>`)
+      parts.push(
+        `<circle cx="${x(p.latencyMs.p50).toFixed(1)}" cy="${y(p.recallAt10).toFixed(1)}" r="3.5" fill="${color}"><title>${esc(name)}: ef_search ${p.efSearch}, recall ${p.recallAt10.toFixed(3)}, ${p.latencyMs.p50.toFixed(2)} ms</title></circle>`,
+      )
+      parts.push(
+        `<text x="${(x(p.latencyMs.p50) + 5).toFixed(1)}" y="${(y(p.recallAt10) - 5).toFixed(1)}" font-size="10" fill="${color}">${p.efSearch}</text>`,
+      )
     }
-    parts.push(`<rect x="${W - m.right + 16}" y="${m.top + legend * 20}" width="12" height="12" fill="${color}"/><text x="${W - m.right + 34}" y="${m.top + legend * 20 + 10}">${esc(name)}</text>`)
+    parts.push(
+      `<rect x="${W - m.right + 16}" y="${m.top + legend * 20}" width="12" height="12" fill="${color}"/><text x="${W - m.right + 34}" y="${m.top + legend * 20 + 10}">${esc(name)}</text>`,
+    )
     legend++
   }
   parts.push('</svg>')

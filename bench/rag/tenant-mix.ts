@@ -1,7 +1,8 @@
 import type { TenantSize } from '../synthetic/corpus.js'
 
 /** A parsed `--tenant-mix`: explicit groups of equal tenants, or a Zipf mix scaled to the chunk count. */
-export type TenantMix = { kind: 'groups'; groups: Array<{ count: number; chunks: number }> } | { kind: 'zipf'; tenants: number; exponent: number }
+export type TenantMix =
+  { kind: 'groups'; groups: Array<{ count: number; chunks: number }> } | { kind: 'zipf'; tenants: number; exponent: number }
 
 /** A malformed mix; the message says what is expected. */
 export class TenantMixError extends Error {}
@@ -28,7 +29,10 @@ export function parseTenantMix(text: string): TenantMix {
   }
   const groups = spec.split('+').map((part) => {
     const m = /^(\d+)x(\d+)$/.exec(part.trim())
-    if (!m) throw new TenantMixError(`malformed tenant mix "${text}": use NxSIZE groups joined by "+" (4x25000, 1000x300+2x20000) or zipf:TENANTS`)
+    if (!m)
+      throw new TenantMixError(
+        `malformed tenant mix "${text}": use NxSIZE groups joined by "+" (4x25000, 1000x300+2x20000) or zipf:TENANTS`,
+      )
     const count = Number(m[1])
     const chunks = Number(m[2])
     if (count < 1 || chunks < 1) throw new TenantMixError(`tenant mix "${part}": counts and sizes must be at least 1`)

@@ -20,22 +20,34 @@ export interface ReportHeader {
  * console.log(renderHeader(header))
  * ```
  */
-export function reportHeader(bench: string, server: ReportHeader['server'], parameters: Record<string, unknown>, method: string): ReportHeader {
+export function reportHeader(
+  bench: string,
+  server: ReportHeader['server'],
+  parameters: Record<string, unknown>,
+  method: string,
+): ReportHeader {
   return { bench, startedAt: new Date().toISOString(), machine: machineInfo(), server, parameters, method }
 }
 
 /** The header as the lines a person reads first. */
 export function renderHeader(h: ReportHeader): string {
   const m = h.machine
-  const settings = Object.entries(h.server.settings).map(([k, v]) => `${k}=${v}`).join(', ')
+  const settings = Object.entries(h.server.settings)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ')
   const lines = [
     `${h.bench} — ${h.startedAt}`,
     `machine:    ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}`,
     `database:   ${h.server.provider}: PostgreSQL ${h.server.serverVersion}, pgvector ${h.server.pgvectorVersion}`,
     `settings:   ${settings}`,
-    `parameters: ${Object.entries(h.parameters).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ')}`,
+    `parameters: ${Object.entries(h.parameters)
+      .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+      .join(', ')}`,
     `method:     ${h.method}`,
   ]
-  if (h.server.provider === 'embedded') lines.push('note:       PGlite (WASM, one connection) is about 3-4× slower than native PostgreSQL: use these numbers for shape, not sizing')
+  if (h.server.provider === 'embedded')
+    lines.push(
+      'note:       PGlite (WASM, one connection) is about 3-4× slower than native PostgreSQL: use these numbers for shape, not sizing',
+    )
   return lines.join('\n')
 }

@@ -6,26 +6,61 @@ import type { RollupBenchReport, TenantResult } from './run-rollup-bench.js'
 /** The human report of rollup-bench. */
 export function renderRollupReport(r: RollupBenchReport): string {
   const out: string[] = [renderHeader(r), '']
-  out.push(`seeding: ${r.seeding.rows.toLocaleString('en-US')} rows in ${fmt(r.seeding.seconds)} s (${fmt(r.seeding.rowsPerSecond)} rows/s) — ${r.seeding.how}; index + ANALYZE ${fmt(r.seeding.indexSeconds)} s; rollup for every tenant ${fmt(r.seeding.rollupSeconds)} s`, '')
+  out.push(
+    `seeding: ${r.seeding.rows.toLocaleString('en-US')} rows in ${fmt(r.seeding.seconds)} s (${fmt(r.seeding.rowsPerSecond)} rows/s) — ${r.seeding.how}; index + ANALYZE ${fmt(r.seeding.indexSeconds)} s; rollup for every tenant ${fmt(r.seeding.rollupSeconds)} s`,
+    '',
+  )
   const tenant = (label: string, t: TenantResult) => {
-    out.push(`${label}: tenant ${t.tenantId}, ${t.rows.toLocaleString('en-US')} rows (${t.bucketRows.toLocaleString('en-US')} in this month's bucket)`)
-    out.push(renderTable(['dashboard aggregate', 'source p50', 'source p95', 'rollup p50', 'rollup p95', 'speed-up'],
-      t.dashboard.map((d) => [d.name, fmt(d.sourceMs.p50), fmt(d.sourceMs.p95), fmt(d.rollupMs.p50), fmt(d.rollupMs.p95), `${fmt(d.speedup)}×`])))
+    out.push(
+      `${label}: tenant ${t.tenantId}, ${t.rows.toLocaleString('en-US')} rows (${t.bucketRows.toLocaleString('en-US')} in this month's bucket)`,
+    )
+    out.push(
+      renderTable(
+        ['dashboard aggregate', 'source p50', 'source p95', 'rollup p50', 'rollup p95', 'speed-up'],
+        t.dashboard.map((d) => [
+          d.name,
+          fmt(d.sourceMs.p50),
+          fmt(d.sourceMs.p95),
+          fmt(d.rollupMs.p50),
+          fmt(d.rollupMs.p95),
+          `${fmt(d.speedup)}×`,
+        ]),
+      ),
+    )
     out.push('')
-    out.push(renderTable(['what a write pays (ms)', 'p50', 'p95', 'ratio'], [
-      ['refreshAt (lock + replace, own transaction)', fmt(t.refresh.refreshMs.p50), fmt(t.refresh.refreshMs.p95), `${fmt(t.refresh.ratio)}×`],
-      ['bare aggregate SELECT of the same bucket', fmt(t.refresh.bareAggregateMs.p50), fmt(t.refresh.bareAggregateMs.p95), '1×'],
-    ]))
-    out.push(`rebuild of all ${t.rebuild.months} months: ${fmt(t.rebuild.medianSeconds)} s (median of ${t.rebuild.seconds.length}), ${fmt(t.rebuild.ratio)}× one aggregate scan of the tenant's rows`, '')
+    out.push(
+      renderTable(
+        ['what a write pays (ms)', 'p50', 'p95', 'ratio'],
+        [
+          [
+            'refreshAt (lock + replace, own transaction)',
+            fmt(t.refresh.refreshMs.p50),
+            fmt(t.refresh.refreshMs.p95),
+            `${fmt(t.refresh.ratio)}×`,
+          ],
+          ['bare aggregate SELECT of the same bucket', fmt(t.refresh.bareAggregateMs.p50), fmt(t.refresh.bareAggregateMs.p95), '1×'],
+        ],
+      ),
+    )
+    out.push(
+      `rebuild of all ${t.rebuild.months} months: ${fmt(t.rebuild.medianSeconds)} s (median of ${t.rebuild.seconds.length}), ${fmt(t.rebuild.ratio)}× one aggregate scan of the tenant's rows`,
+      '',
+    )
   }
   tenant('big tenant', r.tenants.big)
   tenant('typical tenant', r.tenants.typical)
   const mb = (b: number) => fmt(b / 1024 ** 2)
-  out.push(renderTable(['size', 'MB'], [
-    ['rollup table (with its index)', mb(r.sizes.rollupBytes)],
-    ['source table', mb(r.sizes.sourceTableBytes)],
-    ['source indexes', mb(r.sizes.sourceIndexesBytes)],
-  ]), '')
+  out.push(
+    renderTable(
+      ['size', 'MB'],
+      [
+        ['rollup table (with its index)', mb(r.sizes.rollupBytes)],
+        ['source table', mb(r.sizes.sourceTableBytes)],
+        ['source indexes', mb(r.sizes.sourceIndexesBytes)],
+      ],
+    ),
+    '',
+  )
   out.push('anchors (measured elsewhere, for comparison):', ...Object.values(r.anchors).map((a) => `  - ${a}`), '')
   out.push('findings:', ...r.findings.map((f) => `  - ${f}`))
   return out.join('\n')

@@ -47,12 +47,67 @@ const SOURCE = `${SCHEMA}.expenses`
 const TARGET = `${SCHEMA}.expenses_monthly`
 const END = new Date('2025-12-31T23:00:00Z')
 
-/** Runs rollup-bench on a provisioned database and returns its report. */
-export async function runRollupBench(provisioned: ProvisionedDatabase, o: RollupBenchOptions, log: (line: string) => void): Promise<RollupBenchReport> {
-  const { db, info } = provisioned
-  const header = reportHeader('rollup-bench', info, { ...o, showProgress: undefined, keep: undefined }, `${o.reps} repetitions per measurement, interleaved side by side; p50/p95; ratios are medians of per-repetition ratios`)
+/** What the measuring steps share once the source is seeded and the rollup built. */
+interface RollupRun {
+  db: ProvisionedDatabase['db']
+  o: RollupBenchOptions
+  rollup: ReturnType<typeof expensesRollup>['rollup']
+  since: Date
+  until: Date
+}
 
-  // 1. Seed -------------------------------------------------------------------------------------
+/**
+ * Runs rollup-bench on a provisioned database and returns its report.
+ *
+ * ### Examples
+ * ```ts
+ * const report = await runRollupBench(await provision(), { rows: 100_000, months: 12, tenants: 50, bigTenantRows: 20_000, zone: 'UTC', reps: 10, seed: '42', keep: false, showProgress: false }, console.error)
+ * ```
+ */
+export async function runRollupBench(
+  provisioned: ProvisionedDatabase,
+  o: RollupBenchOptions,
+  log: (line: string) => void,
+): Promise<RollupBenchReport> {
+  const { db, info } = provisioned
+  const header = reportHeader(
+    'rollup-bench',
+    info,
+    { ...o, showProgress: undefined, keep: undefined },
+    `${o.reps} repetitions per measurement, interleaved side by side; p50/p95; ratios are medians of per-repetition ratios`,
+  )
+  const seeding = await seedSource(db, o, log)
+  const { run, rollupSeconds } = await buildRollup(db, o)
+  log('measuring the big tenant')
+  const big = await measureTenant(run, 1)
+  log('measuring a typical tenant')
+  const typical = await measureTenant(run, Math.min(2, Math.max(1, o.tenants)))
+  const sizes = await measureSizes(db)
+  if (!o.keep) await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
+  const report: RollupBenchReport = {
+    ...header,
+    seeding: { ...seeding, rollupSeconds },
+    tenants: { big, typical },
+    sizes,
+    anchors: {
+      refresh: 'seed: 8.1 ms p50, 11.8 ms p95 for the big tenant’s ~27,000-row month; 1.5 ms for a typical one',
+      rebuild: 'seed: 37 months in 1.1 s (big tenant), 0.06 s (typical)',
+      sizes: 'seed: 0.2 MB rollup vs 367 MB source table',
+      design:
+        'the design study (raw SQL, PG 15, 2 cores): big-tenant refresh 1.17× the bare aggregate; rebuild as per-month range scans 1.24× a bare scan with JIT off',
+    },
+    findings: [],
+  }
+  report.findings = rollupFindings(report)
+  return report
+}
+
+/** Step 1: a fresh schema, the expenses streamed in by COPY, then the (tenant, at) index and ANALYZE. */
+async function seedSource(
+  db: RollupRun['db'],
+  o: RollupBenchOptions,
+  log: (line: string) => void,
+): Promise<Omit<RollupBenchReport['seeding'], 'rollupSeconds'>> {
   await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
   await sql.raw(`create schema ${SCHEMA}`).execute(db)
   const ddl = expensesDdl(SOURCE)
@@ -62,130 +117,143 @@ export async function runRollupBench(provisioned: ProvisionedDatabase, o: Rollup
   let seeded = 0
   function* counted(): Generator<ExpenseRow> {
     for (const row of generateExpenses(spec)) {
-      seeded++
-      if (seeded % 25_000 === 0) bar.update(seeded)
+      if (++seeded % 25_000 === 0) bar.update(seeded)
       yield row
     }
   }
   let started = performance.now()
   await db.copyFrom(`copy ${SOURCE} (tenant_id, paid_at, category, amount, status) from stdin`, expensesCopyText(counted()))
-  const seedSeconds = (performance.now() - started) / 1000
-  bar.done(`${o.rows.toLocaleString('en-US')} rows in ${seedSeconds.toFixed(1)} s (COPY text, streamed)`)
+  const seconds = (performance.now() - started) / 1000
+  bar.done(`${o.rows.toLocaleString('en-US')} rows in ${seconds.toFixed(1)} s (COPY text, streamed)`)
   started = performance.now()
   await sql.raw(ddl.index).execute(db)
   await sql.raw(`analyze ${SOURCE}`).execute(db)
   const indexSeconds = (performance.now() - started) / 1000
   log(`(tenant_id, paid_at) index built after the load and ANALYZEd in ${indexSeconds.toFixed(1)} s`)
+  const how = 'COPY ... FROM STDIN (text), streamed from a seeded generator; (tenant_id, paid_at) index built after the load'
+  return { rows: o.rows, seconds, rowsPerSecond: o.rows / seconds, how, indexSeconds }
+}
 
-  // 2. The rollup, rebuilt for every tenant ---------------------------------------------------------
+/** Step 2: the rollup table, rebuilt for every tenant over the whole span of the source. */
+async function buildRollup(db: RollupRun['db'], o: RollupBenchOptions): Promise<{ run: RollupRun; rollupSeconds: number }> {
   const { target, rollup } = expensesRollup({ source: SOURCE, target: TARGET, zone: o.zone })
   await target.create(db)
-  const { rows: span } = await sql<{ first: Date; last: Date }>`select min(paid_at) as first, max(paid_at) as last from ${sql.raw(SOURCE)}`.execute(db)
+  const { rows: span } = await sql<{
+    first: Date
+    last: Date
+  }>`select min(paid_at) as first, max(paid_at) as last from ${sql.raw(SOURCE)}`.execute(db)
   const since = span[0]!.first
   const until = span[0]!.last
   const tenantCount = Math.max(1, o.tenants)
-  const rollupBar = progress('rebuilding rollup', tenantCount, { enabled: o.showProgress })
-  started = performance.now()
+  const bar = progress('rebuilding rollup', tenantCount, { enabled: o.showProgress })
+  const started = performance.now()
   for (let tenant = 1; tenant <= tenantCount; tenant++) {
     await rollup.rebuild(db, { tenantId: tenant, since, until })
-    rollupBar.update(tenant)
+    bar.update(tenant)
   }
   const rollupSeconds = (performance.now() - started) / 1000
-  rollupBar.done(`${tenantCount} tenants × ${monthsBetween(localMonth(since, o.zone), localMonth(until, o.zone)).length} months in ${rollupSeconds.toFixed(1)} s`)
+  bar.done(
+    `${tenantCount} tenants × ${monthsBetween(localMonth(since, o.zone), localMonth(until, o.zone)).length} months in ${rollupSeconds.toFixed(1)} s`,
+  )
   await sql.raw(`analyze ${TARGET}`).execute(db)
+  return { run: { db, o, rollup, since, until }, rollupSeconds }
+}
 
-  // 3. Measure a big and a typical tenant ------------------------------------------------------------
-  const thisMonth = localMonth(until, o.zone)
-  const measureTenant = async (tenantId: number): Promise<TenantResult> => {
-    const { rows: counts } = await sql<{ n: number; bucket: number }>`
-      select count(*)::int as n, count(*) filter (where paid_at >= (${thisMonth}::date::timestamp at time zone ${o.zone}))::int as bucket
-      from ${sql.raw(SOURCE)} where tenant_id = ${tenantId}`.execute(db)
-    const queries = dashboardQueries(SOURCE, TARGET, o.zone, tenantId, dashboardMonths(thisMonth))
-    const time = async (q: RawBuilder<unknown>) => {
-      const t0 = performance.now()
-      await q.execute(db)
-      return performance.now() - t0
-    }
-    const dashboard: TenantResult['dashboard'] = []
-    for (const q of queries) {
-      await time(q.source)
-      await time(q.rollup)
-      const src: number[] = []
-      const rol: number[] = []
-      for (let i = 0; i < o.reps; i++) {
-        src.push(await time(q.source))
-        rol.push(await time(q.rollup))
-      }
-      dashboard.push({ name: q.name, sourceMs: summarize(src), rollupMs: summarize(rol), speedup: median(src) / median(rol) })
-    }
-    // What a write pays: a refresh of this month's bucket, beside the bare aggregate of that bucket.
-    const bare = bucketAggregate(rollup.parts, tenantId, thisMonth)
-    const refreshMs: number[] = []
-    const bareMs: number[] = []
-    const ratios: number[] = []
-    await rollup.refreshAt(db, { tenantId, moment: until })
-    for (let i = 0; i < o.reps; i++) {
-      const b = await time(bare)
-      const t0 = performance.now()
-      await rollup.refreshAt(db, { tenantId, moment: until })
-      const r = performance.now() - t0
-      bareMs.push(b)
-      refreshMs.push(r)
-      ratios.push(r / b)
-    }
-    // Healing: rebuild every month, beside one aggregate scan of the tenant's rows.
-    const bareScan = sql`select category, sum(amount), count(*) from ${sql.raw(SOURCE)}
-      where tenant_id = ${tenantId} and paid_at >= ${since} and paid_at <= ${until} and status <> 'cancelled' group by category`
-    const rebuildReps = Math.max(3, Math.min(o.reps, 7))
-    const rebuildSeconds: number[] = []
-    const scanSeconds: number[] = []
-    const rebuildRatios: number[] = []
-    let monthsRebuilt = 0
-    for (let i = 0; i < rebuildReps; i++) {
-      const s = (await time(bareScan)) / 1000
-      const t0 = performance.now()
-      monthsRebuilt = (await rollup.rebuild(db, { tenantId, since, until })).months
-      const r = (performance.now() - t0) / 1000
-      scanSeconds.push(s)
-      rebuildSeconds.push(r)
-      rebuildRatios.push(r / s)
-    }
-    return {
-      tenantId,
-      rows: counts[0]!.n,
-      bucketRows: counts[0]!.bucket,
-      dashboard,
-      refresh: { refreshMs: summarize(refreshMs), bareAggregateMs: summarize(bareMs), ratio: median(ratios) },
-      rebuild: { months: monthsRebuilt, seconds: rebuildSeconds, medianSeconds: median(rebuildSeconds), bareScanSeconds: scanSeconds, ratio: median(rebuildRatios) },
-    }
+/** Milliseconds one execution of `q` takes. */
+async function time(db: RollupRun['db'], q: RawBuilder<unknown>): Promise<number> {
+  const t0 = performance.now()
+  await q.execute(db)
+  return performance.now() - t0
+}
+
+/** Step 3: one tenant's dashboard from the source and from the rollup, its refresh, its rebuild. */
+async function measureTenant(run: RollupRun, tenantId: number): Promise<TenantResult> {
+  const { db, o } = run
+  const thisMonth = localMonth(run.until, o.zone)
+  const { rows: counts } = await sql<{ n: number; bucket: number }>`
+    select count(*)::int as n, count(*) filter (where paid_at >= (${thisMonth}::date::timestamp at time zone ${o.zone}))::int as bucket
+    from ${sql.raw(SOURCE)} where tenant_id = ${tenantId}`.execute(db)
+  return {
+    tenantId,
+    rows: counts[0]!.n,
+    bucketRows: counts[0]!.bucket,
+    dashboard: await measureDashboard(run, tenantId, thisMonth),
+    refresh: await measureRefresh(run, tenantId, thisMonth),
+    rebuild: await measureRebuild(run, tenantId),
   }
-  log('measuring the big tenant')
-  const big = await measureTenant(1)
-  log('measuring a typical tenant')
-  const typical = await measureTenant(Math.min(2, tenantCount))
+}
 
-  // 4. Sizes ---------------------------------------------------------------------------------------
-  const { rows: size } = await sql<{ table: string; indexes: string; rollup: string; rollup_rows: number }>`
+/** The dashboard's queries on the source and on the rollup, interleaved after one warm-up each. */
+async function measureDashboard(run: RollupRun, tenantId: number, thisMonth: string): Promise<TenantResult['dashboard']> {
+  const dashboard: TenantResult['dashboard'] = []
+  for (const q of dashboardQueries(SOURCE, TARGET, run.o.zone, tenantId, dashboardMonths(thisMonth))) {
+    await time(run.db, q.source)
+    await time(run.db, q.rollup)
+    const src: number[] = []
+    const rol: number[] = []
+    for (let i = 0; i < run.o.reps; i++) {
+      src.push(await time(run.db, q.source))
+      rol.push(await time(run.db, q.rollup))
+    }
+    dashboard.push({ name: q.name, sourceMs: summarize(src), rollupMs: summarize(rol), speedup: median(src) / median(rol) })
+  }
+  return dashboard
+}
+
+/** What a write pays: a refresh of this month's bucket, beside the bare aggregate of that bucket. */
+async function measureRefresh(run: RollupRun, tenantId: number, thisMonth: string): Promise<TenantResult['refresh']> {
+  const bare = bucketAggregate(run.rollup.parts, tenantId, thisMonth)
+  const refreshMs: number[] = []
+  const bareMs: number[] = []
+  const ratios: number[] = []
+  await run.rollup.refreshAt(run.db, { tenantId, moment: run.until })
+  for (let i = 0; i < run.o.reps; i++) {
+    const b = await time(run.db, bare)
+    const t0 = performance.now()
+    await run.rollup.refreshAt(run.db, { tenantId, moment: run.until })
+    const r = performance.now() - t0
+    bareMs.push(b)
+    refreshMs.push(r)
+    ratios.push(r / b)
+  }
+  return { refreshMs: summarize(refreshMs), bareAggregateMs: summarize(bareMs), ratio: median(ratios) }
+}
+
+/** Healing: rebuild every month, beside one aggregate scan of the tenant's rows. */
+async function measureRebuild(run: RollupRun, tenantId: number): Promise<TenantResult['rebuild']> {
+  const { since, until } = run
+  const bareScan = sql`select category, sum(amount), count(*) from ${sql.raw(SOURCE)}
+    where tenant_id = ${tenantId} and paid_at >= ${since} and paid_at <= ${until} and status <> 'cancelled' group by category`
+  const reps = Math.max(3, Math.min(run.o.reps, 7))
+  const seconds: number[] = []
+  const scanSeconds: number[] = []
+  const ratios: number[] = []
+  let months = 0
+  for (let i = 0; i < reps; i++) {
+    const s = (await time(run.db, bareScan)) / 1000
+    const t0 = performance.now()
+    months = (await run.rollup.rebuild(run.db, { tenantId, since, until })).months
+    const r = (performance.now() - t0) / 1000
+    scanSeconds.push(s)
+    seconds.push(r)
+    ratios.push(r / s)
+  }
+  return { months, seconds, medianSeconds: median(seconds), bareScanSeconds: scanSeconds, ratio: median(ratios) }
+}
+
+/** Step 4: the source's and the rollup's sizes. */
+async function measureSizes(db: RollupRun['db']): Promise<RollupBenchReport['sizes']> {
+  const { rows } = await sql<{ table: string; indexes: string; rollup: string; rollup_rows: number }>`
     select pg_table_size(${SOURCE}::regclass)::text as table, pg_indexes_size(${SOURCE}::regclass)::text as indexes,
-      pg_total_relation_size(${TARGET}::regclass)::text as rollup, (select count(*)::int from ${sql.raw(TARGET)}) as rollup_rows`.execute(db)
-  const sizes = { sourceTableBytes: Number(size[0]!.table), sourceIndexesBytes: Number(size[0]!.indexes), rollupBytes: Number(size[0]!.rollup), rollupRows: size[0]!.rollup_rows }
-  if (!o.keep) await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
-
-  const report: RollupBenchReport = {
-    ...header,
-    seeding: { rows: o.rows, seconds: seedSeconds, rowsPerSecond: o.rows / seedSeconds, how: 'COPY ... FROM STDIN (text), streamed from a seeded generator; (tenant_id, paid_at) index built after the load', indexSeconds, rollupSeconds },
-    tenants: { big, typical },
-    sizes,
-    anchors: {
-      refresh: 'seed: 8.1 ms p50, 11.8 ms p95 for the big tenant’s ~27,000-row month; 1.5 ms for a typical one',
-      rebuild: 'seed: 37 months in 1.1 s (big tenant), 0.06 s (typical)',
-      sizes: 'seed: 0.2 MB rollup vs 367 MB source table',
-      design: 'the design study (raw SQL, PG 15, 2 cores): big-tenant refresh 1.17× the bare aggregate; rebuild as per-month range scans 1.24× a bare scan with JIT off',
-    },
-    findings: [],
+      pg_total_relation_size(${TARGET}::regclass)::text as rollup, (select count(*)::int from ${sql.raw(TARGET)}) as rollup_rows`.execute(
+    db,
+  )
+  return {
+    sourceTableBytes: Number(rows[0]!.table),
+    sourceIndexesBytes: Number(rows[0]!.indexes),
+    rollupBytes: Number(rows[0]!.rollup),
+    rollupRows: rows[0]!.rollup_rows,
   }
-  report.findings = rollupFindings(report)
-  return report
 }
 
 /** Plain sentences from the numbers. */

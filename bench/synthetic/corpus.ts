@@ -45,7 +45,20 @@ export interface CorpusSpec {
   topicSkew?: number
 }
 
-const WORDS = ['invoice', 'contract', 'payment', 'renewal', 'clause', 'delivery', 'refund', 'audit', 'policy', 'shipment', 'warranty', 'license']
+const WORDS = [
+  'invoice',
+  'contract',
+  'payment',
+  'renewal',
+  'clause',
+  'delivery',
+  'refund',
+  'audit',
+  'policy',
+  'shipment',
+  'warranty',
+  'license',
+]
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sa', 'vel', 'dor', 'pi', 'nex', 'bra', 'qui', 'zon', 'fe', 'gu', 'lin']
 /** Words a topic uses: real text has a large vocabulary, so a two-word query matches few chunks. */
 const WORDS_PER_TOPIC = 80
@@ -170,7 +183,12 @@ export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
 }
 
 /** A few passages repeated as boilerplate: text and a vector near one of `topics`. */
-function boilerplate(spec: CorpusSpec, owner: string, topics: Topic[], n: number): Array<{ content: string; vector: Float32Array; topic: number; topicOf: Topic }> {
+function boilerplate(
+  spec: CorpusSpec,
+  owner: string,
+  topics: Topic[],
+  n: number,
+): Array<{ content: string; vector: Float32Array; topic: number; topicOf: Topic }> {
   const random = seededRandom(`${spec.seed}:boilerplate:${owner}`)
   return Array.from({ length: n }, (_, k) => {
     const topicOf = topics[random.int(topics.length)]!

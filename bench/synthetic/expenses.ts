@@ -26,7 +26,20 @@ export interface ExpensesSpec {
   end?: Date
 }
 
-export const CATEGORIES = ['travel', 'meals', 'software', 'hardware', 'office', 'marketing', 'training', 'legal', 'rent', 'utilities', 'insurance', 'other']
+export const CATEGORIES = [
+  'travel',
+  'meals',
+  'software',
+  'hardware',
+  'office',
+  'marketing',
+  'training',
+  'legal',
+  'rent',
+  'utilities',
+  'insurance',
+  'other',
+]
 
 /**
  * Streams seeded expenses in time order, as an application inserts them: one big tenant (exactly

@@ -47,7 +47,8 @@ export async function connect(source: string | pg.PoolConfig | pg.Pool, options:
 /** Checks what {@link connect} was given and names it for messages (password hidden). */
 function describeSource(source: unknown): string {
   if (typeof source === 'string') {
-    if (!/^postgres(ql)?:\/\//.test(source)) throw new InvalidArgumentError(`expected a postgres:// URL, got ${JSON.stringify(redactUrl(source))}`)
+    if (!/^postgres(ql)?:\/\//.test(source))
+      throw new InvalidArgumentError(`expected a postgres:// URL, got ${JSON.stringify(redactUrl(source))}`)
     return redactUrl(source)
   }
   if (isPgPool(source)) return 'the given pg.Pool'
@@ -56,7 +57,9 @@ function describeSource(source: unknown): string {
     if (config.connectionString !== undefined) return describeSource(config.connectionString)
     return `${config.host ?? 'the default host'}${config.port ? `:${config.port}` : ''}`
   }
-  throw new InvalidArgumentError(`expected a postgres:// URL, a pg.PoolConfig or a pg.Pool, got ${source === null ? 'null' : typeof source}`)
+  throw new InvalidArgumentError(
+    `expected a postgres:// URL, a pg.PoolConfig or a pg.Pool, got ${source === null ? 'null' : typeof source}`,
+  )
 }
 
 /**
@@ -70,7 +73,10 @@ function describeSource(source: unknown): string {
  * const db = await connectPglite(await PGlite.create({ extensions: { vector } }))
  * ```
  */
-export async function connectPglite(pglite: PgliteLike, options: Omit<ConnectOptions, 'maxConnections' | 'applicationName'> = {}): Promise<Database> {
+export async function connectPglite(
+  pglite: PgliteLike,
+  options: Omit<ConnectOptions, 'maxConnections' | 'applicationName'> = {},
+): Promise<Database> {
   return prepare(new Database(createPglitePool(pglite), options), options)
 }
 

@@ -135,9 +135,7 @@ export class Database<DB = any> extends Kysely<DB> {
    * ```
    */
   copyFrom(copySql: string, source: CopySource): Promise<number> {
-    return this.getExecutor().provideConnection((connection) =>
-      (connection as SessionConnection).copyFrom(copySql, source),
-    )
+    return this.getExecutor().provideConnection((connection) => (connection as SessionConnection).copyFrom(copySql, source))
   }
 
   /** Kysely's transaction builder: `db.transaction().execute(fn)`. */
@@ -192,7 +190,8 @@ export class Database<DB = any> extends Kysely<DB> {
   async withTransactionConnection<T>(fn: (conn: TransactionConnection) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const settings = options.settings ?? {}
     const citus = Object.keys(settings).length > 0 ? await this.hasCitus() : false
-    const opening = (first: string) => CompiledQuery.raw([first, renderSetLocal(settings, citus), ...(options.prelude ?? [])].filter(Boolean).join('; '))
+    const opening = (first: string) =>
+      CompiledQuery.raw([first, renderSetLocal(settings, citus), ...(options.prelude ?? [])].filter(Boolean).join('; '))
     if (this.#pool.joinsTransaction) return this.#withSavepoint(fn, opening, options.readOnly === true)
     const begin = opening('BEGIN')
     const conn = await this.#driver.acquireConnection()
@@ -213,7 +212,11 @@ export class Database<DB = any> extends Kysely<DB> {
   }
 
   /** pgscale's transaction nested in the app's as a savepoint (see {@link TransactionOptions.readOnly}). */
-  async #withSavepoint<T>(fn: (conn: TransactionConnection) => Promise<T>, opening: (first: string) => CompiledQuery, readOnly: boolean): Promise<T> {
+  async #withSavepoint<T>(
+    fn: (conn: TransactionConnection) => Promise<T>,
+    opening: (first: string) => CompiledQuery,
+    readOnly: boolean,
+  ): Promise<T> {
     const name = `pgscale_${++savepoints}`
     const undo = CompiledQuery.raw(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`)
     const conn = await this.#driver.acquireConnection()

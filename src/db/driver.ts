@@ -1,10 +1,4 @@
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely'
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely'
 import { InvalidArgumentError, PgScaleError, toPgScaleError } from '../errors.js'
 import type { CopySource, Session, SessionPool } from './session.js'
 

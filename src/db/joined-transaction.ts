@@ -26,7 +26,9 @@ export function joinTransaction(transaction: AppTransaction): Database {
   const session = sessionOf(transaction)
   const copy = typeof (transaction as pg.ClientBase).query === 'function' && !isKysely(transaction) ? 'stream' : 'none'
   // One session, one caller at a time: calls made at once on the same handle queue up.
-  const pool = singleSessionPool(session, { concurrentConnections: false, maxConnections: 1, copy }, async () => {}, { joinsTransaction: true })
+  const pool = singleSessionPool(session, { concurrentConnections: false, maxConnections: 1, copy }, async () => {}, {
+    joinsTransaction: true,
+  })
   return new Database(pool)
 }
 
@@ -37,7 +39,9 @@ function isKysely(value: unknown): value is Transaction<any> {
 function sessionOf(transaction: AppTransaction): Session {
   if (isKysely(transaction)) {
     if (!transaction.isTransaction) {
-      throw new InvalidArgumentError('transaction: expected a Kysely Transaction (from db.transaction().execute(...)), got a Kysely instance')
+      throw new InvalidArgumentError(
+        'transaction: expected a Kysely Transaction (from db.transaction().execute(...)), got a Kysely instance',
+      )
     }
     return new KyselyConnectionSession(transaction.withoutPlugins())
   }

@@ -37,7 +37,9 @@ export function renderSetLocal(settings: LocalSettings, citus: boolean): string 
 export function renderSessionSettings(settings: LocalSettings): { set: string; reset: string } {
   return {
     set: renderSettings(settings, 'SET').join('; '),
-    reset: Object.keys(settings).map((name) => `RESET ${name}`).join('; '),
+    reset: Object.keys(settings)
+      .map((name) => `RESET ${name}`)
+      .join('; '),
   }
 }
 

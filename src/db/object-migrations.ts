@@ -41,11 +41,13 @@ export async function migrateObject(
       object text primary key,
       version integer not null,
       config jsonb not null
-    )`.execute(db).catch(async (err: unknown) => {
-    // Two processes creating the table at once: one wins, the other sees 23505/42P07.
-    const state = (err as { sqlState?: string }).sqlState
-    if (state !== SQLSTATE.uniqueViolation && state !== SQLSTATE.duplicateTable) throw err
-  })
+    )`
+    .execute(db)
+    .catch(async (err: unknown) => {
+      // Two processes creating the table at once: one wins, the other sees 23505/42P07.
+      const state = (err as { sqlState?: string }).sqlState
+      if (state !== SQLSTATE.uniqueViolation && state !== SQLSTATE.duplicateTable) throw err
+    })
   return db.transaction(async (trx: DatabaseTransaction) => {
     await sql`select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}))`.execute(trx)
     const { rows } = await sql<{ version: number; config: Record<string, unknown> }>`

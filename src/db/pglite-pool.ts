@@ -7,11 +7,7 @@ type Parsers = Record<number, (value: string, typeId: number) => unknown>
 
 /** The part of PGlite's API pgscale uses (a structural type: no import of PGlite's own types). */
 export interface PgliteLike {
-  query<T>(
-    sql: string,
-    params?: unknown[],
-    options?: { blob?: Blob; parsers?: Parsers },
-  ): Promise<{ rows: T[]; affectedRows?: number }>
+  query<T>(sql: string, params?: unknown[], options?: { blob?: Blob; parsers?: Parsers }): Promise<{ rows: T[]; affectedRows?: number }>
   exec(sql: string, options?: { parsers?: Parsers }): Promise<Array<{ rows: unknown[]; affectedRows?: number }>>
   close(): Promise<void>
 }

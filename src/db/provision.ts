@@ -14,7 +14,10 @@ export type { ProviderCheck, ProvisionOptions }
  * if (!check.available) console.log(`local: ${check.reason}`)
  * ```
  */
-export function checkProvider(provider: ProviderName | (string & {}), options: Pick<ProvisionOptions, 'url' | 'pgBin'> = {}): ProviderCheck {
+export function checkProvider(
+  provider: ProviderName | (string & {}),
+  options: Pick<ProvisionOptions, 'url' | 'pgBin'> = {},
+): ProviderCheck {
   return providerNamed(provider).check(options)
 }
 

@@ -7,12 +7,7 @@ import { SQLSTATE } from '../sql/sqlstate.js'
 export const MIN_PGVECTOR_VERSION = '0.8.0'
 
 /** The server settings that decide bench numbers; printed by every CLI and stored in every report. */
-export const REPORTED_SETTINGS = [
-  'shared_buffers',
-  'maintenance_work_mem',
-  'max_parallel_maintenance_workers',
-  'work_mem',
-] as const
+export const REPORTED_SETTINGS = ['shared_buffers', 'maintenance_work_mem', 'max_parallel_maintenance_workers', 'work_mem'] as const
 
 /** Which server a handle talks to. */
 export interface ServerInfo {
@@ -29,7 +24,6 @@ export interface ServerInfo {
   /** For `container`: the engine that ran it and the image. */
   container?: { engine: 'docker' | 'podman'; image: string }
 }
-
 
 /** Compares dotted versions numerically: `compareVersions('0.10.0', '0.8.1') > 0`. */
 export function compareVersions(a: string, b: string): number {

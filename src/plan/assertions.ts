@@ -5,7 +5,9 @@ import { indexesUsed, planNodes, planShape, type Plan, type PlanNode } from './e
 export function renderPlan(plan: Plan): string {
   const lines: string[] = []
   const walk = (node: PlanNode, depth: number) => {
-    const on = [node['Index Name'] && `using ${node['Index Name']}`, node['Relation Name'] && `on ${node['Relation Name']}`].filter(Boolean).join(' ')
+    const on = [node['Index Name'] && `using ${node['Index Name']}`, node['Relation Name'] && `on ${node['Relation Name']}`]
+      .filter(Boolean)
+      .join(' ')
     const rows = node['Actual Rows'] ?? node['Plan Rows']
     lines.push(`${'  '.repeat(depth)}-> ${node['Node Type']}${on ? ` ${on}` : ''}${rows !== undefined ? `  (rows=${rows})` : ''}`)
     for (const child of node.Plans ?? []) walk(child, depth + 1)
@@ -28,7 +30,8 @@ function fail(plan: Plan, what: string): never {
  * ```
  */
 export function usesIndex(plan: Plan, name: string): void {
-  if (!indexesUsed(plan).includes(name)) fail(plan, `expected the plan to use index ${name}; it uses ${indexesUsed(plan).join(', ') || 'no index'}`)
+  if (!indexesUsed(plan).includes(name))
+    fail(plan, `expected the plan to use index ${name}; it uses ${indexesUsed(plan).join(', ') || 'no index'}`)
 }
 
 /**

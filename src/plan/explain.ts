@@ -57,24 +57,28 @@ export async function explain(
   const db = adoptDatabase(handle)
   // A Kysely `sql` template compiles against a database (RawBuilder.compile(db)); a query builder
   // compiles by itself and ignores the argument.
-  const compiled = typeof statement === 'string'
-    ? CompiledQuery.raw(statement, [...params])
-    : 'compile' in statement
-      ? (statement as { compile(db: unknown): CompiledQuery }).compile(db)
-      : statement
+  const compiled =
+    typeof statement === 'string'
+      ? CompiledQuery.raw(statement, [...params])
+      : 'compile' in statement
+        ? (statement as { compile(db: unknown): CompiledQuery }).compile(db)
+        : statement
   const prefix = options.analyze ? 'explain (analyze, format json) ' : 'explain (format json) '
   const rollback = new Error('pgscale explain rollback')
   let plan: Plan | undefined
   await db
-    .transaction(async (trx: Kysely<any>) => {
-      const { rows } = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
-        CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
-      )
-      const raw = rows[0]?.['QUERY PLAN']
-      const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<Omit<Plan, 'sql'>>
-      plan = { ...parsed[0]!, sql: compiled.sql }
-      throw rollback
-    }, { settings: options.settings })
+    .transaction(
+      async (trx: Kysely<any>) => {
+        const { rows } = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
+          CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
+        )
+        const raw = rows[0]?.['QUERY PLAN']
+        const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<Omit<Plan, 'sql'>>
+        plan = { ...parsed[0]!, sql: compiled.sql }
+        throw rollback
+      },
+      { settings: options.settings },
+    )
     .catch((err: unknown) => {
       if (err !== rollback) throw err
     })
@@ -105,7 +109,24 @@ export function indexesUsed(plan: Plan | PlanNode): string[] {
   return [...new Set(planNodes(plan).flatMap((n) => (n['Index Name'] ? [n['Index Name']] : [])))]
 }
 
-const KEYWORDS = new Set(['and', 'or', 'not', 'any', 'all', 'array', 'null', 'is', 'distinct', 'from', 'true', 'false', 'subplan', 'initplan', 'returns', 'hashed'])
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'not',
+  'any',
+  'all',
+  'array',
+  'null',
+  'is',
+  'distinct',
+  'from',
+  'true',
+  'false',
+  'subplan',
+  'initplan',
+  'returns',
+  'hashed',
+])
 
 /**
  * The columns an index condition constrains, without values: `tenant_id = 'x'::text AND
@@ -136,7 +157,9 @@ export function planShape(plan: Plan | PlanNode): string {
   const render = (node: PlanNode): string => {
     const condition = (node['Index Cond'] ?? node['Recheck Cond']) as string | undefined
     const columns = condition && node['Index Name'] ? conditionColumns(condition) : []
-    const target = [node['Index Name'], node['Relation Name'] && `on ${node['Relation Name']}`].filter(Boolean).join(' ') + (columns.length ? `: ${columns.join(', ')}` : '')
+    const target =
+      [node['Index Name'], node['Relation Name'] && `on ${node['Relation Name']}`].filter(Boolean).join(' ') +
+      (columns.length ? `: ${columns.join(', ')}` : '')
     const self = `${node['Node Type']}${node.Strategy && node.Strategy !== 'Plain' ? ` (${node.Strategy})` : ''}${target ? ` [${target}]` : ''}`
     const children = (node.Plans ?? []).map(render)
     if (children.length === 0) return self

@@ -29,7 +29,8 @@ export function assertTimeZone(zone: unknown): string {
  */
 export function toMoment(value: unknown, what = 'moment'): Date {
   const date = value instanceof Date ? value : typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined
-  if (!date || Number.isNaN(date.getTime())) throw new InvalidArgumentError(`${what} must be a Date, an ISO 8601 string or epoch milliseconds, got ${JSON.stringify(value)}`)
+  if (!date || Number.isNaN(date.getTime()))
+    throw new InvalidArgumentError(`${what} must be a Date, an ISO 8601 string or epoch milliseconds, got ${JSON.stringify(value)}`)
   return date
 }
 

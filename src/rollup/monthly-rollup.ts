@@ -1,38 +1,16 @@
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
 import { Database } from '../db/database.js'
 import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError } from '../errors.js'
-import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
-import { assertTimeZone, monthOf, monthsBetween } from './local-month.js'
+import { monthOf, monthsBetween } from './local-month.js'
 import { combinerOf } from './measure-combiner.js'
 import { advisoryXactLock, int32Hash } from '../sql/advisory-lock.js'
 import { compileSql, statementTemplate } from '../sql/statement-template.js'
 import { rebuildStatement, refreshStatement, type AtKind, type RollupParts } from './rollup-sql.js'
-import type { RollupTable } from './rollup-table.js'
-import { quoteQualified } from '../sql/quote.js'
-import { SQLSTATE } from '../sql/sqlstate.js'
+import { assertIdentifier } from '../sql/identifier.js'
+import { resolveRollupConfig, type MonthlyRollupConfig } from './rollup-config.js'
 
-/** Configuration of a {@link MonthlyRollup}. */
-export interface MonthlyRollupConfig {
-  /** The source table (`expenses` or `schema.expenses`). */
-  source: string
-  /** The rollup table from {@link rollupTable}. */
-  target: RollupTable
-  /**
-   * The source's time column: `timestamptz` (instants), `timestamp` (wall-clock times in `zone`)
-   * or `date` (calendar dates in `zone`). Checked on the server; any other type is refused.
-   */
-  at: string
-  /** The source's tenant column. */
-  tenant: string
-  /** Source columns to group by; the target's group columns, same names. */
-  groupBy: readonly string[]
-  /** Aggregate expressions per target measure, as Kysely `sql` fragments: `{ total: sql\`sum(amount)\` }`. */
-  measures: Readonly<Record<string, RawBuilder<unknown>>>
-  /** Which source rows count, as a Kysely `sql` fragment: `sql\`status <> 'cancelled'\``. */
-  where?: RawBuilder<unknown>
-  /** The IANA zone whose local months are the buckets, e.g. `America/Mexico_City`. */
-  zone: string
-}
+export type { MonthlyRollupConfig } from './rollup-config.js'
+import { SQLSTATE } from '../sql/sqlstate.js'
 
 /** Options of {@link MonthlyRollup.refreshAt}. */
 export interface RefreshAtOptions {
@@ -64,7 +42,6 @@ export interface ReadOptions {
 /** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
 export type RollupRow = { month: string } & Record<string, unknown>
 
-
 /**
  * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
  * source rows under an advisory lock — never `total = total + amount`, because events and jobs
@@ -85,52 +62,20 @@ export class MonthlyRollup {
   readonly #parts: RollupParts
   readonly #lockClass: number
   #validated: Promise<AtKind> | undefined
-  readonly #statements = new Map<AtKind, {
-    refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
-    rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
-  }>()
+  readonly #statements = new Map<
+    AtKind,
+    {
+      refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
+      rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
+    }
+  >()
   /** The IANA zone of the buckets. */
   readonly zone: string
 
   constructor(config: MonthlyRollupConfig) {
-    if (config === null || typeof config !== 'object') throw new InvalidArgumentError('MonthlyRollup needs a configuration object')
-    const { target } = config
-    if (!target || typeof target.qualified !== 'string' || !Array.isArray(target.measures)) {
-      throw new InvalidArgumentError('MonthlyRollup: target must be a table declared with rollupTable()')
-    }
-    const source = assertQualifiedName(config.source, 'source table')
-    const at = assertIdentifier(config.at, 'at column')
-    const tenant = assertIdentifier(config.tenant, 'tenant column')
-    if (!Array.isArray(config.groupBy)) throw new InvalidArgumentError('MonthlyRollup: groupBy must be an array of column names')
-    const groupBy = config.groupBy.map((g) => assertIdentifier(g, 'groupBy column'))
-    const targetGroups = target.groupBy.map((g) => g.name)
-    if (groupBy.join() !== targetGroups.join()) {
-      throw new InvalidArgumentError(`MonthlyRollup: groupBy [${groupBy}] must be the target's group columns [${targetGroups}], in that order`)
-    }
-    const measures = target.measures.map(({ name }) => {
-      const expression = config.measures?.[name]
-      if (!isSqlFragment(expression)) {
-        throw new InvalidArgumentError(`MonthlyRollup: measure ${name} needs an aggregate expression as a Kysely sql fragment, e.g. sql\`sum(amount)\``)
-      }
-      return { name, expression }
-    })
-    const extra = Object.keys(config.measures ?? {}).filter((m) => !target.measures.some((t) => t.name === m))
-    if (extra.length) throw new InvalidArgumentError(`MonthlyRollup: measures ${extra.join(', ')} are not columns of ${target.name}`)
-    if (config.where !== undefined && !isSqlFragment(config.where)) {
-      throw new InvalidArgumentError('MonthlyRollup: where must be a Kysely sql fragment, e.g. sql`status <> \'cancelled\'`')
-    }
-    this.zone = assertTimeZone(config.zone)
-    this.#parts = {
-      source: quoteQualified(source.schema, source.name),
-      target,
-      at,
-      tenant,
-      groupBy,
-      measures,
-      where: config.where,
-      zone: this.zone,
-      atKind: 'timestamptz',
-    }
+    this.#parts = resolveRollupConfig(config)
+    this.zone = this.#parts.zone
+    const { target } = this.#parts
     this.#lockClass = int32Hash(`pgscale.rollup:${target.qualified}`)
   }
 
@@ -264,7 +209,10 @@ export class MonthlyRollup {
 
   /** `SELECT pg_advisory_xact_lock(...)` on each month, in month order (no deadlocks between ranges). */
   #lockStatement(tenantId: string | number, months: readonly string[]): string {
-    return advisoryXactLock(this.#lockClass, months.map((m) => int32Hash(`${String(tenantId)}:${m}`)))
+    return advisoryXactLock(
+      this.#lockClass,
+      months.map((m) => int32Hash(`${String(tenantId)}:${m}`)),
+    )
   }
 
   async #write(db: Kysely<any>, prelude: string[], statement: CompiledQuery): Promise<void> {
@@ -298,14 +246,18 @@ export class MonthlyRollup {
     try {
       await sql`select now() at time zone ${p.zone}`.execute(db)
     } catch (err) {
-      if (err instanceof DatabaseError && err.sqlState === SQLSTATE.invalidParameterValue) throw new InvalidTimeZoneError(p.zone, { cause: err })
+      if (err instanceof DatabaseError && err.sqlState === SQLSTATE.invalidParameterValue)
+        throw new InvalidTimeZoneError(p.zone, { cause: err })
       throw err
     }
     const cols = sql.join([sql.raw(`"${p.tenant}"`), sql.raw(`"${p.at}"`), ...p.groupBy.map((g) => sql.raw(`"${g}"`))])
     try {
       await sql`select ${cols} from ${sql.raw(p.source)} where ${p.where ? sql`(${p.where})` : sql`true`} limit 0`.execute(db)
     } catch (err) {
-      throw new InvalidArgumentError(`MonthlyRollup: the source ${p.source} or one of its columns is not usable: ${(err as Error).message}`, { cause: err })
+      throw new InvalidArgumentError(
+        `MonthlyRollup: the source ${p.source} or one of its columns is not usable: ${(err as Error).message}`,
+        { cause: err },
+      )
     }
     for (const m of p.measures) {
       let rows: unknown[]
@@ -313,9 +265,15 @@ export class MonthlyRollup {
         rows = (await sql`select ${m.expression} as v from ${sql.raw(p.source)} where false`.execute(db)).rows
       } catch (err) {
         if (err instanceof DatabaseError && err.sqlState === SQLSTATE.groupingError) rows = []
-        else throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not a valid expression: ${(err as Error).message}`, { cause: err })
+        else
+          throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not a valid expression: ${(err as Error).message}`, {
+            cause: err,
+          })
       }
-      if (rows.length !== 1) throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not an aggregate expression (sum(...), count(*), max(...), ...)`)
+      if (rows.length !== 1)
+        throw new InvalidArgumentError(
+          `MonthlyRollup: measure ${m.name} is not an aggregate expression (sum(...), count(*), max(...), ...)`,
+        )
     }
     const { rows } = await sql<{ type: string | null }>`
       select format_type(a.atttypid, a.atttypmod) as type from pg_attribute a
@@ -330,12 +288,9 @@ export class MonthlyRollup {
   }
 }
 
-function isSqlFragment(value: unknown): value is RawBuilder<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function' && typeof (value as { compile?: unknown }).compile === 'function'
-}
-
 function assertTenantId(value: unknown): string | number {
-  if ((typeof value === 'string' && value.length > 0 && value.length <= 256) || (typeof value === 'number' && Number.isSafeInteger(value))) return value
+  if ((typeof value === 'string' && value.length > 0 && value.length <= 256) || (typeof value === 'number' && Number.isSafeInteger(value)))
+    return value
   throw new InvalidArgumentError(`tenantId must be a non-empty string or a safe integer, got ${JSON.stringify(value)}`)
 }
 

@@ -30,7 +30,10 @@ function monthBounds(p: RollupParts, month: RawBuilder<unknown>): { lo: RawBuild
     case 'date':
       return { lo: sql`${month}`, hi: sql`(${month} + interval '1 month')::date` }
     case 'timestamptz':
-      return { lo: sql`(${month}::timestamp at time zone ${p.zone})`, hi: sql`((${month} + interval '1 month')::timestamp at time zone ${p.zone})` }
+      return {
+        lo: sql`(${month}::timestamp at time zone ${p.zone})`,
+        hi: sql`((${month} + interval '1 month')::timestamp at time zone ${p.zone})`,
+      }
   }
 }
 
@@ -38,7 +41,9 @@ const id = (name: string) => sql.raw(`"${name}"`)
 
 function pieces(p: RollupParts) {
   const groups = p.groupBy.map(id)
-  const targetColumns = sql.raw(['tenant_id', 'month', ...p.target.groupBy.map((g) => `"${g.name}"`), ...p.target.measures.map((m) => `"${m.name}"`)].join(', '))
+  const targetColumns = sql.raw(
+    ['tenant_id', 'month', ...p.target.groupBy.map((g) => `"${g.name}"`), ...p.target.measures.map((m) => `"${m.name}"`)].join(', '),
+  )
   const measureSelect = sql.join(p.measures.map((m) => sql`${m.expression} as ${id(m.name)}`))
   const where = p.where ? sql`(${p.where})` : sql`true`
   const tenantParam = (value: unknown) => sql`${value}::${sql.raw(p.target.tenantType)}`

@@ -64,7 +64,8 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
   const { schema, name: table } = assertQualifiedName(name, 'rollup table name')
   if (config === null || typeof config !== 'object') throw new InvalidArgumentError('rollupTable needs { groupBy, measures }')
   const columns = (record: unknown, kind: string) => {
-    if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new InvalidArgumentError(`rollupTable: ${kind} must be an object of column types`)
+    if (record === null || typeof record !== 'object' || Array.isArray(record))
+      throw new InvalidArgumentError(`rollupTable: ${kind} must be an object of column types`)
     return Object.entries(record as Record<string, unknown>).map(([column, type]) => ({
       name: assertIdentifier(column, `${kind} column`),
       type: assertColumnType(type, `${kind} column ${column}`),
@@ -97,7 +98,10 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     measures,
     tenantType,
     create,
-    migration: () => ({ up: create, down: async (db: Kysely<any>) => void (await sql.raw(`drop table if exists ${qualified}`).execute(db)) }),
+    migration: () => ({
+      up: create,
+      down: async (db: Kysely<any>) => void (await sql.raw(`drop table if exists ${qualified}`).execute(db)),
+    }),
   }
 }
 

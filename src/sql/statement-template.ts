@@ -1,12 +1,4 @@
-import {
-  CompiledQuery,
-  DummyDriver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type RawBuilder,
-} from 'kysely'
+import { CompiledQuery, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder } from 'kysely'
 
 /** A Kysely that only compiles (PostgreSQL dialect, no connection). */
 const compiler = new Kysely<any>({
@@ -55,5 +47,9 @@ export function statementTemplate<K extends string>(
   const compiled = build(placeholders).compile(compiler)
   const slots = compiled.parameters.map((p) => (p instanceof Slot ? (p.name as K) : undefined))
   const fixed = compiled.parameters
-  return (values) => CompiledQuery.raw(compiled.sql, fixed.map((p, i) => (slots[i] === undefined ? p : values[slots[i]!])))
+  return (values) =>
+    CompiledQuery.raw(
+      compiled.sql,
+      fixed.map((p, i) => (slots[i] === undefined ? p : values[slots[i]!])),
+    )
 }

@@ -5,6 +5,9 @@ import { InvalidArgumentError, PgScaleError } from '../errors.js'
 import { BinaryCopyWriter, chunkFull } from './binary-copy.js'
 import { assertEmbedding, assertId, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
 import type { ResolvedStoreConfig } from './store-config.js'
+import { quoteQualified } from '../sql/quote.js'
+import { buildParameters, type IndexBuildOptions } from './index-build.js'
+import { estimatedRows, hnswIndexes } from './store-catalog.js'
 
 /** A row of {@link PgVectorStore.bulkIngest}. */
 export interface IngestRow {
@@ -113,12 +116,15 @@ export async function ingestRows(
     }
   }
 
-  await db.transaction(async (trx) => {
-    for (const text of plan.before ?? []) await trx.executeQuery(CompiledQuery.raw(text))
-    if (db.capabilities.copy === 'none') await insertBatches(trx, plan, nextRow)
-    else await copyBatches(trx, plan, nextRow, db.capabilities.copy === 'stream' ? Number.POSITIVE_INFINITY : BUFFERED_COPY_ROWS)
-    for (const text of plan.after ?? []) await trx.executeQuery(CompiledQuery.raw(text))
-  }, { settings: plan.settings })
+  await db.transaction(
+    async (trx) => {
+      for (const text of plan.before ?? []) await trx.executeQuery(CompiledQuery.raw(text))
+      if (db.capabilities.copy === 'none') await insertBatches(trx, plan, nextRow)
+      else await copyBatches(trx, plan, nextRow, db.capabilities.copy === 'stream' ? Number.POSITIVE_INFINITY : BUFFERED_COPY_ROWS)
+      for (const text of plan.after ?? []) await trx.executeQuery(CompiledQuery.raw(text))
+    },
+    { settings: plan.settings },
+  )
 
   const seconds = (performance.now() - started) / 1000
   options.onProgress?.({ rows: written, elapsedMs: seconds * 1000 })
@@ -159,7 +165,12 @@ function describeSkipped(value: unknown, row: number, reason: string, tenantId: 
 }
 
 /** One COPY per batch: one on a server (streamed), batches on PGlite. */
-async function copyBatches(trx: DatabaseTransaction, plan: IngestPlan, nextRow: () => Promise<CheckedRow | undefined>, batchRows: number): Promise<void> {
+async function copyBatches(
+  trx: DatabaseTransaction,
+  plan: IngestPlan,
+  nextRow: () => Promise<CheckedRow | undefined>,
+  batchRows: number,
+): Promise<void> {
   let more = true
   while (more) {
     const batch = async function* (): AsyncGenerator<Buffer> {
@@ -170,7 +181,14 @@ async function copyBatches(trx: DatabaseTransaction, plan: IngestPlan, nextRow: 
           more = false
           break
         }
-        writer.row(6).text(row.tenantId).text(row.documentId).int4(row.chunkIndex).text(row.content).jsonb(row.metadata).vector(row.embedding)
+        writer
+          .row(6)
+          .text(row.tenantId)
+          .text(row.documentId)
+          .int4(row.chunkIndex)
+          .text(row.content)
+          .jsonb(row.metadata)
+          .vector(row.embedding)
         if (chunkFull(writer)) yield writer.take()
       }
       yield writer.trailer().take()
@@ -208,4 +226,73 @@ function toAsyncIterator<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterat
     return { next: async () => it.next() }
   }
   throw new InvalidArgumentError('bulkIngest expects an iterable or async iterable of rows')
+}
+
+/** Options of {@link PgVectorStore.bulkIngest}. */
+export interface BulkIngestOptions extends IngestOptions {
+  /**
+   * What to do with HNSW indexes: `keep` loads through them; `rebuild` drops them, loads, and
+   * rebuilds them in the same transaction (faster for large loads; blocks the table meanwhile);
+   * `auto` (default) rebuilds when `expectedRows` ≥ 50,000 and ≥ 25% of the table, else keeps.
+   */
+  indexStrategy?: 'keep' | 'rebuild' | 'auto'
+  /** How many rows the load will bring, for `indexStrategy: 'auto'`. */
+  expectedRows?: number
+  /** Build options when indexes are rebuilt. */
+  indexBuild?: Omit<IndexBuildOptions, 'm' | 'efConstruction'>
+}
+
+/** What {@link PgVectorStore.bulkIngest} did. */
+export interface BulkIngestResult extends IngestResult {
+  /** HNSW indexes dropped and rebuilt around the load. */
+  rebuiltIndexes: string[]
+  /** Advice, e.g. that a load this size would have been faster with `indexStrategy: 'rebuild'`. */
+  hints: string[]
+}
+
+/**
+ * A whole-store load with the index strategy applied: through the HNSW indexes (`keep`), or with
+ * them dropped and rebuilt in the load's transaction (`rebuild`; `auto` decides from `expectedRows`).
+ * `PgVectorStore.bulkIngest` is this function.
+ *
+ * ### Examples
+ * ```ts
+ * await bulkIngestWithIndexes(db, config, statements.copyRows, rows, { indexStrategy: 'rebuild' })
+ * ```
+ */
+export async function bulkIngestWithIndexes(
+  db: Database,
+  config: ResolvedStoreConfig,
+  copySql: string,
+  rows: AsyncIterable<IngestRow> | Iterable<IngestRow>,
+  options: BulkIngestOptions,
+): Promise<BulkIngestResult> {
+  const strategy = options.indexStrategy ?? 'auto'
+  if (!['keep', 'rebuild', 'auto'].includes(strategy)) {
+    throw new InvalidArgumentError(`indexStrategy must be keep, rebuild or auto, got ${JSON.stringify(strategy)}`)
+  }
+  const hnsw = await hnswIndexes(db, config)
+  let rebuild = strategy === 'rebuild'
+  if (strategy === 'auto' && options.expectedRows !== undefined && hnsw.length > 0) {
+    const current = (await estimatedRows(db, config)) ?? 0
+    rebuild = options.expectedRows >= 50_000 && options.expectedRows >= 0.25 * current
+  }
+  if (!rebuild) hnsw.length = 0
+  const plan: IngestPlan = {
+    config,
+    copySql,
+    before: hnsw.map((index) => `drop index ${quoteQualified(config.schema, index.name)}`),
+    after: hnsw.map((index) => index.definition),
+    settings: rebuild ? buildParameters(config, options.indexBuild ?? {}).settings : {},
+  }
+  const result = await ingestRows(db, plan, rows, options)
+  const hints: string[] = []
+  const kept = rebuild ? [] : await hnswIndexes(db, config)
+  if (!rebuild && kept.length > 0 && result.rows >= 50_000) {
+    hints.push(
+      `${result.rows} rows went through ${kept.length} HNSW index(es) at ${Math.round(result.rowsPerSecond)} rows/s; ` +
+        `for loads this size pass indexStrategy: 'rebuild' (or build the index after the load).`,
+    )
+  }
+  return { ...result, rebuiltIndexes: hnsw.map((i) => i.name), hints }
 }

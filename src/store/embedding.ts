@@ -89,7 +89,9 @@ function assertJsonValue(value: unknown, path: string): void {
     for (const [key, item] of Object.entries(value)) assertJsonValue(item, `${path}.${key}`)
     return
   }
-  throw new InvalidArgumentError(`${path} is ${value === undefined ? 'undefined' : typeof value}; a filter holds only JSON values (an undefined would match everything)`)
+  throw new InvalidArgumentError(
+    `${path} is ${value === undefined ? 'undefined' : typeof value}; a filter holds only JSON values (an undefined would match everything)`,
+  )
 }
 
 /** Checks metadata: a plain JSON object (or undefined → `{}`). */

@@ -28,6 +28,8 @@ export async function hnswIndexDdl(db: Database, config: ResolvedStoreConfig, sp
     select format('create index %s if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s)%s',
       ${spec.concurrently ? 'concurrently' : ''}::text, ${spec.name}::text, ${config.qualified}::text, ${config.opclass}::text,
       ${spec.m}::int, ${spec.efConstruction}::int,
-      case when ${spec.tenantId ?? null}::text is null then '' else format(' where tenant_id = %L', ${spec.tenantId ?? null}::text) end) as ddl`.execute(db)
+      case when ${spec.tenantId ?? null}::text is null then '' else format(' where tenant_id = %L', ${spec.tenantId ?? null}::text) end) as ddl`.execute(
+    db,
+  )
   return rows[0]!.ddl
 }

@@ -59,7 +59,9 @@ export function buildParameters(config: ResolvedStoreConfig, options: IndexBuild
   const efConstruction = options.efConstruction ?? 64
   assertIntegerIn(m, 2, 100, 'm')
   if (!Number.isInteger(efConstruction) || efConstruction < 4 || efConstruction > 1000 || efConstruction < 2 * m) {
-    throw new InvalidArgumentError(`efConstruction must be an integer from 4 to 1000 and at least 2m (${2 * m}), got ${String(efConstruction)}`)
+    throw new InvalidArgumentError(
+      `efConstruction must be an integer from 4 to 1000 and at least 2m (${2 * m}), got ${String(efConstruction)}`,
+    )
   }
   const settings: Record<string, string | number> = {}
   if (options.parallelWorkers !== undefined) {
@@ -105,9 +107,10 @@ export async function buildIndex(
   const existing = await indexState(db, index.schema, index.name)
   if (existing?.valid) return { index: index.name, built: false, seconds: 0, bytes: existing.bytes, warnings: [] }
   const started = performance.now()
-  const stopPolling = options.onProgress && db.capabilities.concurrentConnections
-    ? pollProgress(db, index.qualifiedTable, started, options.onProgress)
-    : undefined
+  const stopPolling =
+    options.onProgress && db.capabilities.concurrentConnections
+      ? pollProgress(db, index.qualifiedTable, started, options.onProgress)
+      : undefined
   let built: boolean
   try {
     // Builders of the same index take turns (two optimize() at once would otherwise both create it:
@@ -184,7 +187,11 @@ async function withIndexLock<T>(
 }
 
 /** Whether an index exists, its size, and whether it is valid (a failed concurrent build leaves it INVALID). */
-export async function indexState(db: Kysely<any>, schema: string | undefined, name: string): Promise<{ bytes: number; valid: boolean } | undefined> {
+export async function indexState(
+  db: Kysely<any>,
+  schema: string | undefined,
+  name: string,
+): Promise<{ bytes: number; valid: boolean } | undefined> {
   const qualified = quoteQualified(schema, name)
   const { rows } = await sql<{ bytes: string; valid: boolean }>`
     select pg_relation_size(x.indexrelid)::text as bytes, x.indisvalid as valid

@@ -7,6 +7,9 @@ import { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from 
 import type { ResolvedStoreConfig } from './store-config.js'
 import type { SearchOptions, SearchResult, TenantStore } from './tenant-store.js'
 import { assertIntegerIn } from '../util/assert-integer.js'
+import { assertId } from './embedding.js'
+import { tenantIndexName } from './index-names.js'
+import { hnswIndexes, tenantSizes } from './store-catalog.js'
 
 /** Options of {@link PgVectorStore.measureRecall}. */
 export interface MeasureRecallOptions {
@@ -59,7 +62,13 @@ const PERTURBATION = 0.3
  * chunk's key and the seed), each normalised and moved by seeded Gaussian noise of relative size
  * 0.3, so a query is near its chunk without being it.
  */
-export async function sampleQueries(db: Database, config: ResolvedStoreConfig, tenantId: string, n: number, seed: string): Promise<number[][]> {
+export async function sampleQueries(
+  db: Database,
+  config: ResolvedStoreConfig,
+  tenantId: string,
+  n: number,
+  seed: string,
+): Promise<number[][]> {
   const { rows } = await sql<{ v: string }>`
     select embedding::text as v from ${sql.raw(config.qualified)} where tenant_id = ${tenantId}
     order by md5(document_id || '#' || chunk_index::text || ${seed}) limit ${n}`.execute(db)
@@ -73,7 +82,11 @@ export async function sampleQueries(db: Database, config: ResolvedStoreConfig, t
 }
 
 /** The exact answers to `queries`, with the time each took. */
-export async function exactAnswers(handle: TenantStore, queries: readonly Embedding[], k: number): Promise<{ truth: SearchResult[][]; ms: number[] }> {
+export async function exactAnswers(
+  handle: TenantStore,
+  queries: readonly Embedding[],
+  k: number,
+): Promise<{ truth: SearchResult[][]; ms: number[] }> {
   const truth: SearchResult[][] = []
   const ms: number[] = []
   for (const q of queries) {
@@ -118,8 +131,72 @@ export function measureParameters(options: MeasureRecallOptions): { sample: numb
   const epsilon = options.epsilon ?? DEFAULT_RECALL_EPSILON
   assertIntegerIn(sample, 1, 10_000, 'sample')
   assertIntegerIn(k, 1, 1000, 'k')
-  if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0) throw new InvalidArgumentError(`epsilon must be a non-negative number, got ${String(epsilon)}`)
+  if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0)
+    throw new InvalidArgumentError(`epsilon must be a non-negative number, got ${String(epsilon)}`)
   const seed = options.seed ?? 'pgscale'
   if (typeof seed !== 'string') throw new InvalidArgumentError('seed must be a string')
   return { sample, k, seed, epsilon }
+}
+
+/** What measuring recall needs of a store. */
+export interface MeasuredStore {
+  db: Database
+  config: ResolvedStoreConfig
+  forTenant(tenantId: string): TenantStore
+}
+
+/**
+ * Recall@k of `search` as it runs now against `exactSearch`, per tenant, with latency beside it.
+ * `PgVectorStore.measureRecall` is this function; tenants default to those with their own index
+ * (else the three largest).
+ *
+ * ### Examples
+ * ```ts
+ * const { tenants } = await measureStoreRecall(store, { sample: 200 })
+ * ```
+ */
+export async function measureStoreRecall(store: MeasuredStore, options: MeasureRecallOptions): Promise<MeasureRecallResult> {
+  const started = performance.now()
+  const { sample, k, seed, epsilon } = measureParameters(options)
+  const sizes = await tenantSizes(store.db, store.config)
+  const rowsOf = new Map(sizes.map((s) => [s.tenantId, s.rows]))
+  let tenantIds: string[]
+  if (options.tenantId !== undefined) {
+    tenantIds = (typeof options.tenantId === 'string' ? [options.tenantId] : [...options.tenantId]).map((id) => assertId(id, 'tenant id'))
+  } else {
+    const indexes = new Set((await hnswIndexes(store.db, store.config)).map((i) => i.name))
+    tenantIds = sizes.filter((s) => indexes.has(tenantIndexName(store.config.table, s.tenantId))).map((s) => s.tenantId)
+    if (tenantIds.length === 0) tenantIds = sizes.slice(0, 3).map((s) => s.tenantId)
+  }
+  if (options.queries !== undefined && tenantIds.length !== 1)
+    throw new InvalidArgumentError('measureRecall: queries go with exactly one tenantId')
+  const tenants: TenantRecall[] = []
+  for (const tenantId of tenantIds) {
+    const handle = store.forTenant(tenantId)
+    const queries = options.queries ?? (await sampleQueries(store.db, store.config, tenantId, sample, seed))
+    const { truth, ms: exactMs } = await exactAnswers(handle, queries, k)
+    const r = await searchRecall(handle, queries, truth, k, epsilon, options.efSearch === undefined ? {} : { efSearch: options.efSearch })
+    tenants.push({
+      tenantId,
+      rows: rowsOf.get(tenantId) ?? 0,
+      queries: queries.length,
+      recall: r.recall,
+      recallById: r.recallById,
+      searchP50Ms: percentile(r.ms, 50),
+      searchP95Ms: percentile(r.ms, 95),
+      exactP50Ms: percentile(exactMs, 50),
+    })
+  }
+  const on = options.queries
+    ? 'on the given queries'
+    : `on ${sample} chunks per tenant sampled with seed "${seed}", each moved by seeded noise`
+  return {
+    k,
+    epsilon,
+    tenants,
+    seconds: (performance.now() - started) / 1000,
+    method:
+      `recall@${k} of search at its current settings against exactSearch, ${on}; ` +
+      `a hit is a returned row within the exact ${k}-th distance + ${epsilon} (recallById counts exact ids); latency p50/p95 of sequential calls`,
+  }
 }

@@ -156,10 +156,9 @@ export class TenantStore {
    */
   async deleteDocument(documentId: string): Promise<number> {
     assertId(documentId, 'document id')
-    const result = await this.#db.withTransactionConnection(
-      (conn) => this.#execute(this.#sql.deleteDocument, [documentId], conn),
-      { prelude: [this.#documentLock(documentId)] },
-    )
+    const result = await this.#db.withTransactionConnection((conn) => this.#execute(this.#sql.deleteDocument, [documentId], conn), {
+      prelude: [this.#documentLock(documentId)],
+    })
     return Number(result.numAffectedRows ?? 0n)
   }
 
@@ -185,12 +184,15 @@ export class TenantStore {
     if (tuned?.exact) return this.exactSearch(embedding, { k, filter: options.filter })
     const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
     const params = filter === undefined ? [vector, k] : [vector, k, filter]
-    return this.#db.withTransactionConnection(async (trx) => {
-      const rows = await this.#run<SearchResult>(text, params, trx)
-      if (rows.length >= k || options.exactFallback === false) return rows
-      const exactText = filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered
-      return this.#run<SearchResult>(exactText, params, trx)
-    }, { settings, readOnly: true })
+    return this.#db.withTransactionConnection(
+      async (trx) => {
+        const rows = await this.#run<SearchResult>(text, params, trx)
+        if (rows.length >= k || options.exactFallback === false) return rows
+        const exactText = filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered
+        return this.#run<SearchResult>(exactText, params, trx)
+      },
+      { settings, readOnly: true },
+    )
   }
 
   /**

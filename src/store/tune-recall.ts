@@ -55,7 +55,10 @@ export interface TenantTuningReport {
 }
 
 const DEFAULT_STEPS = [40, 64, 100, 130, 160, 200, 250, 320, 400, 500, 640, 800, 1000]
-const DEFAULT_REBUILDS = [{ m: 16, efConstruction: 128 }, { m: 24, efConstruction: 256 }]
+const DEFAULT_REBUILDS = [
+  { m: 16, efConstruction: 128 },
+  { m: 24, efConstruction: 256 },
+]
 
 /** Checked tuning parameters. */
 export function tuningParameters(options: RecallTuningOptions) {
@@ -70,7 +73,14 @@ export function tuningParameters(options: RecallTuningOptions) {
   if (options.maxLatencyMs !== undefined && !(typeof options.maxLatencyMs === 'number' && options.maxLatencyMs > 0)) {
     throw new InvalidArgumentError('maxLatencyMs must be a positive number')
   }
-  return { steps, sample, retuneAbove, rebuilds: options.rebuilds ?? DEFAULT_REBUILDS, seed: options.seed ?? 'pgscale', maxLatencyMs: options.maxLatencyMs }
+  return {
+    steps,
+    sample,
+    retuneAbove,
+    rebuilds: options.rebuilds ?? DEFAULT_REBUILDS,
+    seed: options.seed ?? 'pgscale',
+    maxLatencyMs: options.maxLatencyMs,
+  }
 }
 
 /**
@@ -101,7 +111,12 @@ export function stillTuned(tuning: TenantTuning | undefined, rows: number, targe
  * does, the tenant takes the exact path. The choice is saved in the store's tuning table.
  */
 export async function tuneTenant(
-  deps: { db: Database; config: ResolvedStoreConfig; cache: TuningCache; rebuild: (tenantId: string, build: IndexBuildOptions) => Promise<void> },
+  deps: {
+    db: Database
+    config: ResolvedStoreConfig
+    cache: TuningCache
+    rebuild: (tenantId: string, build: IndexBuildOptions) => Promise<void>
+  },
   handle: TenantStore,
   rows: number,
   target: number,
@@ -124,7 +139,11 @@ export async function tuneTenant(
       rebuiltWith = graph
     }
     for (const efSearch of params.steps) {
-      const r = await searchRecall(handle, queries, truth, 10, DEFAULT_RECALL_EPSILON, { efSearch, iterativeScan: 'relaxed', exactFallback: false })
+      const r = await searchRecall(handle, queries, truth, 10, DEFAULT_RECALL_EPSILON, {
+        efSearch,
+        iterativeScan: 'relaxed',
+        exactFallback: false,
+      })
       const p50Ms = percentile(r.ms, 50)
       tried.push({ efSearch, m: graph?.m ?? null, efConstruction: graph?.efConstruction ?? null, recall: r.recall, p50Ms })
       if (r.recall >= required && p50Ms <= bound) chosen = { efSearch, recall: r.recall, p50Ms }

@@ -39,4 +39,3 @@ export function seededRandom(seed: string): Random {
     },
   }
 }
-

@@ -27,22 +27,34 @@ async function counts() {
 
 beforeAll(async () => {
   store = await PgVectorStore.open(t.db, { table: 'app_chunks', dimensions: DIM })
-  await sql`create table app_documents (tenant_id text not null, id text not null, created_at timestamptz not null, primary key (tenant_id, id))`.execute(t.db)
+  await sql`create table app_documents (tenant_id text not null, id text not null, created_at timestamptz not null, primary key (tenant_id, id))`.execute(
+    t.db,
+  )
   const target = rollupTable('app_monthly', { groupBy: {}, measures: { documents: 'integer' } })
   await target.create(t.db)
-  rollup = new MonthlyRollup({ source: 'app_documents', target, at: 'created_at', tenant: 'tenant_id', groupBy: [], measures: { documents: sql`count(*)` }, zone: 'UTC' })
+  rollup = new MonthlyRollup({
+    source: 'app_documents',
+    target,
+    at: 'created_at',
+    tenant: 'tenant_id',
+    groupBy: [],
+    measures: { documents: sql`count(*)` },
+    zone: 'UTC',
+  })
 })
 
 describe('forTenant(id, { transaction })', () => {
   it('the app row, its chunks and the rollup roll back together, and commit together', async () => {
     const write = (trx: Transaction<any>, id: string) =>
       trx.insertInto('app_documents').values({ tenant_id: 'acme', id, created_at: '2025-03-10T00:00:00Z' }).execute()
-    await expect(t.db.transaction().execute(async (trx) => {
-      await write(trx, 'doc-1')
-      await store.forTenant('acme', { transaction: trx }).replaceDocument('doc-1', chunks(5))
-      await rollup.refreshAt(trx, { tenantId: 'acme', moment: '2025-03-10' })
-      throw new Error('the app changes its mind')
-    })).rejects.toThrow('the app changes its mind')
+    await expect(
+      t.db.transaction().execute(async (trx) => {
+        await write(trx, 'doc-1')
+        await store.forTenant('acme', { transaction: trx }).replaceDocument('doc-1', chunks(5))
+        await rollup.refreshAt(trx, { tenantId: 'acme', moment: '2025-03-10' })
+        throw new Error('the app changes its mind')
+      }),
+    ).rejects.toThrow('the app changes its mind')
     expect(await counts()).toEqual({ docs: 0, chunks: 0, buckets: 0 })
 
     await t.db.transaction().execute(async (trx) => {
@@ -59,7 +71,10 @@ describe('forTenant(id, { transaction })', () => {
   it('a call that fails inside rolls back to its savepoint; the app transaction goes on and commits', async () => {
     await t.db.transaction().execute(async (trx) => {
       const acme = store.forTenant('acme', { transaction: trx })
-      const dup = [{ documentId: 'dup', chunkIndex: 0, content: 'a', embedding: emb(1) }, { documentId: 'dup', chunkIndex: 0, content: 'b', embedding: emb(2) }]
+      const dup = [
+        { documentId: 'dup', chunkIndex: 0, content: 'a', embedding: emb(1) },
+        { documentId: 'dup', chunkIndex: 0, content: 'b', embedding: emb(2) },
+      ]
       const err = await acme.bulkIngest(dup).catch((e: unknown) => e)
       expect(err).toBeInstanceOf(DatabaseError)
       expect((err as DatabaseError).sqlState).toBe('23505')
@@ -67,7 +82,10 @@ describe('forTenant(id, { transaction })', () => {
     })
     const { rows } = await sql<{ id: string; n: number }>`
       select document_id as id, count(*)::int as n from app_chunks where tenant_id = 'acme' group by 1 order by 1`.execute(t.db)
-    expect(rows).toEqual([{ id: 'after-failure', n: 2 }, { id: 'doc-1', n: 5 }])
+    expect(rows).toEqual([
+      { id: 'after-failure', n: 2 },
+      { id: 'doc-1', n: 5 },
+    ])
   })
 
   it('a search inside the app transaction leaves its settings as they were', async () => {

@@ -38,7 +38,9 @@ describe('store input', () => {
     expect(() => store.forTenant('x\uD800')).toThrow(/lone surrogate/)
     expect(() => store.forTenant('x\uD801')).toThrow(/lone surrogate/)
     expect(store.forTenant('emoji \u{1F600}').tenantId).toBe('emoji \u{1F600}')
-    await expect(store.forTenant('acme').replaceDocument('big', [{ content: 'x', embedding: [1e39, 0, 0, 1] }])).rejects.toThrow(/4-byte float/)
+    await expect(store.forTenant('acme').replaceDocument('big', [{ content: 'x', embedding: [1e39, 0, 0, 1] }])).rejects.toThrow(
+      /4-byte float/,
+    )
     await expect(store.forTenant('acme').search([1, -1e39, 0, 0])).rejects.toBeInstanceOf(InvalidArgumentError)
   })
 
@@ -46,7 +48,9 @@ describe('store input', () => {
     const table = 'a_rather_long_table_name_for_the_chunks_of_a_product'
     const store = await PgVectorStore.open(t.db, { table, dimensions: DIM })
     for (const tenant of ['tenant-one', 'tenant-two']) {
-      await store.bulkIngest(Array.from({ length: 60 }, (_, i) => ({ tenantId: tenant, documentId: `d${i}`, chunkIndex: 0, content: 'c', embedding: emb(i) })))
+      await store.bulkIngest(
+        Array.from({ length: 60 }, (_, i) => ({ tenantId: tenant, documentId: `d${i}`, chunkIndex: 0, content: 'c', embedding: emb(i) })),
+      )
     }
     const report = await store.optimize({ ownIndexAbove: 50 })
     expect(report.built.map((b) => b.tenantId).sort()).toEqual(['tenant-one', 'tenant-two'])
@@ -70,17 +74,39 @@ describe('rollup measures combined over groups', () => {
     expect(combinerOf("count(*) filter (where status = 'paid')")).toBe('sum')
     expect(combinerOf('MAX( "amount" )')).toBe('max')
     expect(combinerOf('min(coalesce(a, 0))')).toBe('min')
-    for (const refused of ['count(distinct user_id)', 'sum(a)/count(*)', 'max(a)-min(a)', 'sum(a)::numeric(10,2)', "sum(a) filter (where x = ')') + 1", 'avg(a)', 'sum(a) filter (where b) * 2']) {
+    for (const refused of [
+      'count(distinct user_id)',
+      'sum(a)/count(*)',
+      'max(a)-min(a)',
+      'sum(a)::numeric(10,2)',
+      "sum(a) filter (where x = ')') + 1",
+      'avg(a)',
+      'sum(a) filter (where b) * 2',
+    ]) {
       expect(combinerOf(refused), refused).toBeUndefined()
     }
   })
 
   it('read({ groupBy }) refuses a count(distinct ...) instead of reading one user in two categories as 2', async () => {
-    await sql`create table visits (tenant_id int not null, at timestamptz not null, category text not null, user_id int not null)`.execute(t.db)
+    await sql`create table visits (tenant_id int not null, at timestamptz not null, category text not null, user_id int not null)`.execute(
+      t.db,
+    )
     await sql`insert into visits values (1, '2025-03-05T12:00:00Z', 'docs', 7), (1, '2025-03-06T12:00:00Z', 'blog', 7)`.execute(t.db)
-    const target = rollupTable('visits_monthly', { tenantType: 'integer', groupBy: { category: 'text' }, measures: { users: 'integer', visits: 'integer' } })
+    const target = rollupTable('visits_monthly', {
+      tenantType: 'integer',
+      groupBy: { category: 'text' },
+      measures: { users: 'integer', visits: 'integer' },
+    })
     await target.create(t.db)
-    const rollup = new MonthlyRollup({ source: 'visits', target, at: 'at', tenant: 'tenant_id', groupBy: ['category'], measures: { users: sql`count(distinct user_id)`, visits: sql`count(*)` }, zone: 'UTC' })
+    const rollup = new MonthlyRollup({
+      source: 'visits',
+      target,
+      at: 'at',
+      tenant: 'tenant_id',
+      groupBy: ['category'],
+      measures: { users: sql`count(distinct user_id)`, visits: sql`count(*)` },
+      zone: 'UTC',
+    })
     await rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-03-05' })
     expect(() => rollup.readQuery(t.db, { tenantId: 1, from: '2025-03', to: '2025-03', groupBy: [] })).toThrow(/measure users/)
     expect(await rollup.read(t.db, { tenantId: 1, from: '2025-03', to: '2025-03' })).toEqual([
@@ -100,12 +126,23 @@ describe('rollup time columns and local dates', () => {
     await sql`insert into ts_events values (1, '2025-03-01 03:00'), (1, '2025-02-28 23:30')`.execute(t.db)
     const monthly = target('ts_monthly')
     await monthly.create(t.db)
-    const rollup = new MonthlyRollup({ source: 'ts_events', target: monthly, at: 'at', tenant: 'tenant_id', groupBy: [], measures: { n: sql`count(*)` }, zone })
+    const rollup = new MonthlyRollup({
+      source: 'ts_events',
+      target: monthly,
+      at: 'at',
+      tenant: 'tenant_id',
+      groupBy: [],
+      measures: { n: sql`count(*)` },
+      zone,
+    })
     await t.db.transaction(async (trx) => {
       await sql`set local timezone = 'UTC'`.execute(trx)
       await rollup.rebuild(trx, { tenantId: 1, since: '2025-02-01', until: '2025-03-31' })
     })
-    expect(await rollup.read(t.db, { tenantId: 1, from: '2025-02', to: '2025-03' })).toEqual([{ month: '2025-02', n: 1 }, { month: '2025-03', n: 1 }])
+    expect(await rollup.read(t.db, { tenantId: 1, from: '2025-02', to: '2025-03' })).toEqual([
+      { month: '2025-02', n: 1 },
+      { month: '2025-03', n: 1 },
+    ])
   })
 
   it('a date column, and a column of another type is refused with a typed error', async () => {
@@ -113,10 +150,26 @@ describe('rollup time columns and local dates', () => {
     await sql`insert into date_events values (1, '2025-03-01', 'a'), (1, '2025-02-28', 'b'), (1, '2025-03-31', 'c')`.execute(t.db)
     const monthly = target('date_monthly')
     await monthly.create(t.db)
-    const rollup = new MonthlyRollup({ source: 'date_events', target: monthly, at: 'day', tenant: 'tenant_id', groupBy: [], measures: { n: sql`count(*)` }, zone })
+    const rollup = new MonthlyRollup({
+      source: 'date_events',
+      target: monthly,
+      at: 'day',
+      tenant: 'tenant_id',
+      groupBy: [],
+      measures: { n: sql`count(*)` },
+      zone,
+    })
     await rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-03-15' })
     expect(await rollup.read(t.db, { tenantId: 1, from: '2025-03', to: '2025-03' })).toEqual([{ month: '2025-03', n: 2 }])
-    const wrong = new MonthlyRollup({ source: 'date_events', target: target('label_monthly'), at: 'label', tenant: 'tenant_id', groupBy: [], measures: { n: sql`count(*)` }, zone })
+    const wrong = new MonthlyRollup({
+      source: 'date_events',
+      target: target('label_monthly'),
+      at: 'label',
+      tenant: 'tenant_id',
+      groupBy: [],
+      measures: { n: sql`count(*)` },
+      zone,
+    })
     await expect(wrong.refreshAt(t.db, { tenantId: 1, moment: '2025-03-15' })).rejects.toThrow(/label is text; use timestamptz, timestamp/)
   })
 
@@ -125,7 +178,15 @@ describe('rollup time columns and local dates', () => {
     await sql`insert into tz_events values (1, '2025-03-01T12:00:00-06:00'), (1, '2025-02-27T12:00:00-06:00')`.execute(t.db)
     const monthly = target('tz_monthly')
     await monthly.create(t.db)
-    const rollup = new MonthlyRollup({ source: 'tz_events', target: monthly, at: 'at', tenant: 'tenant_id', groupBy: [], measures: { n: sql`count(*)` }, zone })
+    const rollup = new MonthlyRollup({
+      source: 'tz_events',
+      target: monthly,
+      at: 'at',
+      tenant: 'tenant_id',
+      groupBy: [],
+      measures: { n: sql`count(*)` },
+      zone,
+    })
     expect(await rollup.rebuild(t.db, { tenantId: 1, since: '2025-03-01', until: '2025-03-01' })).toEqual({ months: 1 })
     await rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-03-01' })
     expect(await rollup.read(t.db, { tenantId: 1, from: '2025-03-01', to: '2025-03-01' })).toEqual([{ month: '2025-03', n: 1 }])
@@ -141,7 +202,15 @@ describe('explain', () => {
     const plan = await explain(t.db, sql`select * from tz_monthly where tenant_id = ${1}`)
     expect(plan.Plan['Node Type']).toBeTruthy()
     const monthly = rollupTable('tz_monthly', { tenantType: 'integer', groupBy: {}, measures: { n: 'integer' } })
-    const rollup = new MonthlyRollup({ source: 'tz_events', target: monthly, at: 'at', tenant: 'tenant_id', groupBy: [], measures: { n: sql`count(*)` }, zone: 'UTC' })
+    const rollup = new MonthlyRollup({
+      source: 'tz_events',
+      target: monthly,
+      at: 'at',
+      tenant: 'tenant_id',
+      groupBy: [],
+      measures: { n: sql`count(*)` },
+      zone: 'UTC',
+    })
     const readPlan = await explain(t.db, rollup.readQuery(t.db, { tenantId: 1, from: '2025-01', to: '2025-12' }))
     expect(readPlan.sql).toMatch(/from "tz_monthly"/)
     expect(Array.isArray(indexesUsed(readPlan))).toBe(true)

@@ -31,7 +31,14 @@ function writeCorpusDir(tenants: Array<[string, number]>, dim: number): string {
   let i = 0
   for (const [tenant, n] of tenants) {
     for (let c = 0; c < n; c++, i++) {
-      lines.push(JSON.stringify({ tenant, document: `${tenant}/d${Math.floor(c / 10)}`, chunk: c % 10, content: `alpha beta gamma delta chunk ${i} about ${tenant}` }))
+      lines.push(
+        JSON.stringify({
+          tenant,
+          document: `${tenant}/d${Math.floor(c / 10)}`,
+          chunk: c % 10,
+          content: `alpha beta gamma delta chunk ${i} about ${tenant}`,
+        }),
+      )
       for (let d = 0; d < dim; d++) vectors.push(Math.sin((i + 1) * (d + 1)) + (d === i % dim ? 2 : 0))
     }
   }
@@ -40,15 +47,39 @@ function writeCorpusDir(tenants: Array<[string, number]>, dim: number): string {
   header = header.padEnd(64 - 10 - 1, ' ') + '\n'
   const prefix = Buffer.concat([Buffer.from('\x93NUMPY\x01\x00', 'latin1'), Buffer.alloc(2)])
   prefix.writeUInt16LE(header.length, 8)
-  writeFileSync(join(out, 'embeddings.npy'), Buffer.concat([prefix, Buffer.from(header, 'latin1'), Buffer.from(new Float32Array(vectors).buffer)]))
+  writeFileSync(
+    join(out, 'embeddings.npy'),
+    Buffer.concat([prefix, Buffer.from(header, 'latin1'), Buffer.from(new Float32Array(vectors).buffer)]),
+  )
   return out
 }
 
 describe('rag-bench --corpus', () => {
   it('runs on a directory of chunks and embeddings: its tenants, its dimensions, tie-aware recall', async () => {
-    const corpus = writeCorpusDir([['big', 1200], ['small-a', 40], ['small-b', 30]], 12)
+    const corpus = writeCorpusDir(
+      [
+        ['big', 1200],
+        ['small-a', 40],
+        ['small-b', 30],
+      ],
+      12,
+    )
     const out = join(dir, 'corpus.json')
-    const code = await ragBench(['--corpus', corpus, '--queries', '10', '--ef-search', '40', '--index', 'tiered', '--phases', 'ingest,index,ingest-indexed,search,hybrid', '--json', out, ...where()])
+    const code = await ragBench([
+      '--corpus',
+      corpus,
+      '--queries',
+      '10',
+      '--ef-search',
+      '40',
+      '--index',
+      'tiered',
+      '--phases',
+      'ingest,index,ingest-indexed,search,hybrid',
+      '--json',
+      out,
+      ...where(),
+    ])
     expect(stderr.join('')).not.toMatch(/Error:|at .*\.ts:/)
     expect(code).toBe(0)
     expect(stderr.join('')).toMatch(/skipped the ingest-indexed phase/)
@@ -66,7 +97,12 @@ describe('rag-bench --corpus', () => {
     expect(await ragBench(['--corpus', empty, ...where()])).toBe(2)
     expect(stderr.join('')).toMatch(/no chunks\.jsonl/)
     const corpus = writeCorpusDir([['t', 20]], 4)
-    writeFileSync(join(corpus, 'chunks.jsonl'), readFileSync(join(corpus, 'chunks.jsonl'), 'utf8') + JSON.stringify({ tenant: 't', document: 'x', chunk: 0, content: 'extra' }) + '\n')
+    writeFileSync(
+      join(corpus, 'chunks.jsonl'),
+      readFileSync(join(corpus, 'chunks.jsonl'), 'utf8') +
+        JSON.stringify({ tenant: 't', document: 'x', chunk: 0, content: 'extra' }) +
+        '\n',
+    )
     expect(await ragBench(['--corpus', corpus, ...where()])).toBe(2)
     expect(stderr.join('')).toMatch(/chunks\.jsonl has 21 lines but the embeddings hold 20 rows of 4/)
     expect(await ragBench(['--corpus', corpus, '--dim', '8', ...where()])).toBe(2)
@@ -78,16 +114,55 @@ describe('rag-bench', () => {
   it('runs every phase on a small mix and writes every documented key', async () => {
     const out = join(dir, 'rag.json')
     const plot = join(dir, 'rag.svg')
-    const code = await ragBench(['--tenant-mix', '2x1200+20x30', '--dim', '16', '--queries', '12', '--ef-search', '10,40', '--writers', '2', '--json', out, '--plot', plot, ...where()])
+    const code = await ragBench([
+      '--tenant-mix',
+      '2x1200+20x30',
+      '--dim',
+      '16',
+      '--queries',
+      '12',
+      '--ef-search',
+      '10,40',
+      '--writers',
+      '2',
+      '--json',
+      out,
+      '--plot',
+      plot,
+      ...where(),
+    ])
     expect(stderr.join('')).not.toMatch(/Error:|at .*\.ts:/)
     expect(code).toBe(0)
     const report = JSON.parse(readFileSync(out, 'utf8'))
     expect(Object.keys(report).sort()).toEqual(
-      ['bench', 'findings', 'hybrid', 'index', 'ingest', 'ingestIndexed', 'machine', 'method', 'parameters', 'process', 'search', 'server', 'startedAt', 'tenants', 'tunedRecall', 'writes'].sort(),
+      [
+        'bench',
+        'findings',
+        'hybrid',
+        'index',
+        'ingest',
+        'ingestIndexed',
+        'machine',
+        'method',
+        'parameters',
+        'process',
+        'search',
+        'server',
+        'startedAt',
+        'tenants',
+        'tunedRecall',
+        'writes',
+      ].sort(),
     )
     expect(Object.keys(report.machine).sort()).toEqual(['cores', 'cpu', 'memoryGiB', 'node', 'platform'])
     expect(Object.keys(report.server)).toEqual(expect.arrayContaining(['provider', 'serverVersion', 'pgvectorVersion', 'settings']))
-    expect(report.tenants).toMatchObject({ count: 22, chunks: 3000, largest: 1200, smallest: 30, classes: { small: 20, medium: 2, large: 0 } })
+    expect(report.tenants).toMatchObject({
+      count: 22,
+      chunks: 3000,
+      largest: 1200,
+      smallest: 30,
+      classes: { small: 20, medium: 2, large: 0 },
+    })
     expect(report.ingest).toMatchObject({ chunks: 3000 })
     expect(Object.keys(report.index).sort()).toEqual(['shared', 'sizes', 'tiered'])
     expect(Object.keys(report.index.tiered).sort()).toEqual(['bytes', 'droppedSharedIndex', 'notes', 'seconds', 'tenantIndexes', 'tuning'])
@@ -96,7 +171,19 @@ describe('rag-bench', () => {
     // 2 strategies × 2 classes (medium, small) × 2 ef_search × 2 iterative scan settings.
     expect(report.search.rows).toHaveLength(2 * 2 * 2 * 2)
     for (const r of report.search.rows) {
-      expect(Object.keys(r).sort()).toEqual(['efSearch', 'iterativeScan', 'latencyMs', 'plans', 'queries', 'recallAt10', 'recallAt10ById', 'shortResults', 'strategy', 'tenantChunks', 'tenantClass'])
+      expect(Object.keys(r).sort()).toEqual([
+        'efSearch',
+        'iterativeScan',
+        'latencyMs',
+        'plans',
+        'queries',
+        'recallAt10',
+        'recallAt10ById',
+        'shortResults',
+        'strategy',
+        'tenantChunks',
+        'tenantClass',
+      ])
       expect(Object.keys(r.latencyMs).sort()).toEqual(['mean', 'n', 'p50', 'p95', 'p99'])
       expect(r.recallAt10).toBeGreaterThan(0.5)
       expect(r.recallAt10).toBeGreaterThanOrEqual(r.recallAt10ById)
@@ -125,18 +212,39 @@ describe('rag-bench', () => {
     const text = stderr.join('')
     expect(text).toMatch(message)
     expect(text).not.toMatch(/\n\s+at /)
-    expect(text.trim().split('\n').filter((l) => l.startsWith('rag-bench:') || l.includes('error'))).toHaveLength(1)
+    expect(
+      text
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('rag-bench:') || l.includes('error')),
+    ).toHaveLength(1)
   })
 })
 
 describe('rollup-bench', () => {
   it('runs on a small table and writes every documented key', async () => {
     const out = join(dir, 'rollup.json')
-    const code = await rollupBench(['--rows', '6000', '--tenants', '6', '--big-tenant-rows', '3000', '--months', '6', '--reps', '3', '--json', out, ...where()])
+    const code = await rollupBench([
+      '--rows',
+      '6000',
+      '--tenants',
+      '6',
+      '--big-tenant-rows',
+      '3000',
+      '--months',
+      '6',
+      '--reps',
+      '3',
+      '--json',
+      out,
+      ...where(),
+    ])
     expect(stderr.join('')).not.toMatch(/Error:|at .*\.ts:/)
     expect(code).toBe(0)
     const report = JSON.parse(readFileSync(out, 'utf8'))
-    expect(Object.keys(report).sort()).toEqual(['anchors', 'bench', 'findings', 'machine', 'method', 'parameters', 'seeding', 'server', 'sizes', 'startedAt', 'tenants'].sort())
+    expect(Object.keys(report).sort()).toEqual(
+      ['anchors', 'bench', 'findings', 'machine', 'method', 'parameters', 'seeding', 'server', 'sizes', 'startedAt', 'tenants'].sort(),
+    )
     expect(report.seeding).toMatchObject({ rows: 6000 })
     for (const tenant of [report.tenants.big, report.tenants.typical]) {
       expect(Object.keys(tenant).sort()).toEqual(['bucketRows', 'dashboard', 'rebuild', 'refresh', 'rows', 'tenantId'])

@@ -5,8 +5,18 @@ import { rollupFindings } from '../../bench/rollup/run-rollup-bench.js'
 
 const p = (p50: number) => ({ n: 10, p50, p95: p50 * 2, p99: p50 * 3, mean: p50 })
 const row = (over: Partial<SearchRow>): SearchRow => ({
-  strategy: 'shared', tenantClass: 'large', tenantChunks: { min: 25000, max: 25000 }, efSearch: 40, iterativeScan: 'off',
-  recallAt10: 0.625, recallAt10ById: 0.625, latencyMs: p(1.1), plans: ['shared HNSW index'], shortResults: 0, queries: 200, ...over,
+  strategy: 'shared',
+  tenantClass: 'large',
+  tenantChunks: { min: 25000, max: 25000 },
+  efSearch: 40,
+  iterativeScan: 'off',
+  recallAt10: 0.625,
+  recallAt10ById: 0.625,
+  latencyMs: p(1.1),
+  plans: ['shared HNSW index'],
+  shortResults: 0,
+  queries: 200,
+  ...over,
 })
 const tenants = { count: 4, chunks: 100000, largest: 25000, smallest: 25000, classes: { small: 0, medium: 0, large: 4 } }
 
@@ -14,12 +24,15 @@ describe('rag-bench findings', () => {
   it('names the recall lost on the shared index and what restores it', () => {
     const findings = ragFindings({
       tenants,
-      search: { k: 10, rows: [
-        row({}),
-        row({ efSearch: 40, iterativeScan: 'relaxed', recallAt10: 0.665 }),
-        row({ efSearch: 200, iterativeScan: 'relaxed', recallAt10: 0.985, latencyMs: p(2.4) }),
-        row({ strategy: 'tiered', recallAt10: 0.99, plans: ['tenant HNSW index'], latencyMs: p(1.2) }),
-      ] },
+      search: {
+        k: 10,
+        rows: [
+          row({}),
+          row({ efSearch: 40, iterativeScan: 'relaxed', recallAt10: 0.665 }),
+          row({ efSearch: 200, iterativeScan: 'relaxed', recallAt10: 0.985, latencyMs: p(2.4) }),
+          row({ strategy: 'tiered', recallAt10: 0.99, plans: ['tenant HNSW index'], latencyMs: p(1.2) }),
+        ],
+      },
     })
     expect(findings[0]).toMatch(/at ef_search 40, large tenants \(25,000–25,000 chunks\) lost 37\.5% of the true top 10 \(recall 0\.625\)/)
     expect(findings[0]).toMatch(/ef_search 200 with relaxed iterative scan reaches 0\.985/)
@@ -30,10 +43,18 @@ describe('rag-bench findings', () => {
   it('says small tenants never used the shared index and what it cost', () => {
     const findings = ragFindings({
       tenants,
-      index: { shared: { seconds: 30, bytes: 586 * 2 ** 20 }, sizes: { heap: 0, toast: 0, sharedHnsw: 0, tenantHnsw: 0, btree: 0, gin: 0, total: 0 } },
-      search: { k: 10, rows: [row({ tenantClass: 'small', tenantChunks: { min: 300, max: 300 }, recallAt10: 1, plans: ['btree + exact sort'] })] },
+      index: {
+        shared: { seconds: 30, bytes: 586 * 2 ** 20 },
+        sizes: { heap: 0, toast: 0, sharedHnsw: 0, tenantHnsw: 0, btree: 0, gin: 0, total: 0 },
+      },
+      search: {
+        k: 10,
+        rows: [row({ tenantClass: 'small', tenantChunks: { min: 300, max: 300 }, recallAt10: 1, plans: ['btree + exact sort'] })],
+      },
     })
-    expect(findings[0]).toBe('Tenants up to 300 chunks never used the shared HNSW index: the planner read the primary key and sorted exactly (recall 1.0); the index costs 586 MB and served no tenant measured here.')
+    expect(findings[0]).toBe(
+      'Tenants up to 300 chunks never used the shared HNSW index: the planner read the primary key and sorted exactly (recall 1.0); the index costs 586 MB and served no tenant measured here.',
+    )
   })
 
   it('reports short results and the ingest ratio, and nothing for phases that did not run', () => {
@@ -53,7 +74,9 @@ describe('rag-bench findings', () => {
 describe('rollup-bench findings', () => {
   it('turns the numbers into sentences', () => {
     const tenant = (rows: number, speedups: number[], refreshRatio: number) => ({
-      tenantId: 1, rows, bucketRows: Math.round(rows / 36),
+      tenantId: 1,
+      rows,
+      bucketRows: Math.round(rows / 36),
       dashboard: speedups.map((s, i) => ({ name: `q${i}`, sourceMs: p(s), rollupMs: p(1), speedup: s })),
       refresh: { refreshMs: p(8.1), bareAggregateMs: p(8.1 / refreshRatio), ratio: refreshRatio },
       rebuild: { months: 37, seconds: [1.1], medianSeconds: 1.1, bareScanSeconds: [0.9], ratio: 1.22 },

@@ -11,7 +11,14 @@ function digest(rows: Iterable<unknown>): string {
   return hash.digest('hex')
 }
 
-const spec: CorpusSpec = { seed: 42, dim: 32, tenants: [{ id: 'a', chunks: 300 }, { id: 'b', chunks: 120 }] }
+const spec: CorpusSpec = {
+  seed: 42,
+  dim: 32,
+  tenants: [
+    { id: 'a', chunks: 300 },
+    { id: 'b', chunks: 120 },
+  ],
+}
 
 describe('seeded generators', () => {
   it('same seed ⇒ identical corpus, queries and expenses; another seed ⇒ different', () => {
@@ -23,7 +30,7 @@ describe('seeded generators', () => {
     expect(digest(generateExpenses({ ...expenses, seed: 8 }))).not.toBe(digest(generateExpenses(expenses)))
   })
 
-  it('a tenant\'s rows do not depend on which other tenants are generated', () => {
+  it("a tenant's rows do not depend on which other tenants are generated", () => {
     const alone = [...generateCorpus({ ...spec, tenants: [spec.tenants[1]!] })]
     const together = [...generateCorpus(spec)].filter((r) => r.tenantId === 'b')
     expect(digest(alone)).toBe(digest(together))
@@ -40,7 +47,9 @@ describe('seeded generators', () => {
   })
 
   it('expenses: the big tenant has its rows, the rest spread, all inside the months', () => {
-    const rows = [...generateExpenses({ seed: 1, rows: 5000, tenants: 11, bigTenantRows: 2000, months: 6, end: new Date('2025-06-30T00:00:00Z') })]
+    const rows = [
+      ...generateExpenses({ seed: 1, rows: 5000, tenants: 11, bigTenantRows: 2000, months: 6, end: new Date('2025-06-30T00:00:00Z') }),
+    ]
     expect(rows.filter((r) => r.tenantId === 1)).toHaveLength(2000)
     expect(new Set(rows.map((r) => r.tenantId)).size).toBe(11)
     const start = new Date('2025-06-30T00:00:00Z').getTime() - 6 * 30.44 * 86400_000

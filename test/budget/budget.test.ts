@@ -16,7 +16,9 @@ const baselineFile = process.env.PGSCALE_PERF_BASELINE ?? join(import.meta.dirna
 
 describe('performance budget', () => {
   if (!enabled || !t.target.url) {
-    const reason = !enabled ? 'opt-in: run PGSCALE_PERF_BUDGET=1 npm test -- budget' : 'needs a server URL for the raw pg client (not PGlite)'
+    const reason = !enabled
+      ? 'opt-in: run PGSCALE_PERF_BUDGET=1 npm test -- budget'
+      : 'needs a server URL for the raw pg client (not PGlite)'
     console.warn(`[budget] skipped: ${reason}`)
     it.skip(`skipped — ${reason}`, () => {})
     return
@@ -25,7 +27,9 @@ describe('performance budget', () => {
   it('every budgeted path stays within +20% of the baseline ratio', async (ctx) => {
     const entry = readBaseline(baselineFile)[platformKey()]
     if (!entry) {
-      console.warn(`[budget] no baseline for ${platformKey()} in ${baselineFile}: record one with npm run bench:budget -- --write-baseline bench/baseline.json`)
+      console.warn(
+        `[budget] no baseline for ${platformKey()} in ${baselineFile}: record one with npm run bench:budget -- --write-baseline bench/baseline.json`,
+      )
       ctx.skip()
       return
     }
@@ -51,7 +55,9 @@ describe('performance budget', () => {
       const base = await measureScenario(cleanSearch, 20)
       const growth = await measureScenario({ ...cleanSearch, pgscale: slowSearch.pgscale, raw: cleanSearch.pgscale }, 30)
       const regressed = base.ratio * growth.ratio
-      console.log(`[budget] search ratio ${base.ratio.toFixed(2)}; an extra round trip multiplies pgscale's CPU per search by ${growth.ratio.toFixed(2)} → ${regressed.toFixed(2)}`)
+      console.log(
+        `[budget] search ratio ${base.ratio.toFixed(2)}; an extra round trip multiplies pgscale's CPU per search by ${growth.ratio.toFixed(2)} → ${regressed.toFixed(2)}`,
+      )
       expect(overBudget({ search: regressed }, { search: base.ratio })).toHaveLength(1)
     } finally {
       await injected.close()

@@ -37,12 +37,20 @@ describe('Database', () => {
     ])
     expect(text).toBe(2)
     async function* chunks() {
-      yield binaryCopy([[4, [0.25, -1]], [5, [7, 8]]])
+      yield binaryCopy([
+        [4, [0.25, -1]],
+        [5, [7, 8]],
+      ])
     }
     const binary = await t.db.copyFrom('COPY items (id, embedding) FROM STDIN WITH (FORMAT binary)', chunks())
     expect(binary).toBe(2)
-    const { rows } = await sql<{ id: number; embedding: number[] }>`select id, embedding from items where id in (2, 4) order by id`.execute(t.db)
-    expect(rows).toEqual([{ id: 2, embedding: [3, 4] }, { id: 4, embedding: [0.25, -1] }])
+    const { rows } = await sql<{ id: number; embedding: number[] }>`select id, embedding from items where id in (2, 4) order by id`.execute(
+      t.db,
+    )
+    expect(rows).toEqual([
+      { id: 2, embedding: [3, 4] },
+      { id: 4, embedding: [0.25, -1] },
+    ])
   })
 
   it('a failed COPY keeps nothing and the handle stays usable', async () => {
@@ -54,7 +62,13 @@ describe('Database', () => {
 
   it('transaction(fn, { settings }) applies SET LOCAL for that transaction only', async () => {
     const inside = await t.db.transaction(
-      async (trx) => (await sql<{ ef: string; scan: string }>`select current_setting('hnsw.ef_search') as ef, current_setting('hnsw.iterative_scan') as scan`.execute(trx)).rows[0],
+      async (trx) =>
+        (
+          await sql<{
+            ef: string
+            scan: string
+          }>`select current_setting('hnsw.ef_search') as ef, current_setting('hnsw.iterative_scan') as scan`.execute(trx)
+        ).rows[0],
       { settings: { 'hnsw.ef_search': 123, 'hnsw.iterative_scan': 'relaxed_order' } },
     )
     expect(inside).toEqual({ ef: '123', scan: 'relaxed_order' })
@@ -85,14 +99,24 @@ describe('Database', () => {
   })
 
   it('rejects settings that are not plain names and values before sending anything', async () => {
-    await expect(t.db.transaction(async () => 1, { settings: { "x'; drop table items; --": 1 } })).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(t.db.transaction(async () => 1, { settings: { 'hnsw.iterative_scan': "off'; drop table items" } })).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(t.db.transaction(async () => 1, { settings: { 'hnsw.ef_search': Number.NaN } })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(t.db.transaction(async () => 1, { settings: { "x'; drop table items; --": 1 } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
+    await expect(t.db.transaction(async () => 1, { settings: { 'hnsw.iterative_scan': "off'; drop table items" } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
+    await expect(t.db.transaction(async () => 1, { settings: { 'hnsw.ef_search': Number.NaN } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
     expect(await count()).toBeGreaterThan(0)
   })
 
   it('wraps server errors in DatabaseError keeping the SQLSTATE and the cause', async () => {
-    const err = await t.db.insertInto('items').values({ id: 1, name: 'dup' }).execute().catch((e: unknown) => e)
+    const err = await t.db
+      .insertInto('items')
+      .values({ id: 1, name: 'dup' })
+      .execute()
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(DatabaseError)
     expect(err).toMatchObject({ code: 'DATABASE_ERROR', sqlState: '23505', constraint: 'items_pkey' })
     expect((err as DatabaseError).cause).toBeInstanceOf(Error)

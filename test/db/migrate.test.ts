@@ -29,7 +29,10 @@ describe('migrate', () => {
   itWithServer(t.target)('two processes migrating at once both succeed (Kysely lock)', async () => {
     const [a, b] = [await connect(t.url!), await connect(t.url!)]
     try {
-      const extra = { ...appMigrations, '9001-concurrent': { up: async (db: any) => void (await sql`create table concurrent_thing (id int)`.execute(db)) } }
+      const extra = {
+        ...appMigrations,
+        '9001-concurrent': { up: async (db: any) => void (await sql`create table concurrent_thing (id int)`.execute(db)) },
+      }
       const results = await Promise.all([migrate(a, { migrations: extra }), migrate(b, { migrations: extra })])
       expect(results.flat().filter((n) => n === '9001-concurrent')).toHaveLength(1)
     } finally {

@@ -32,25 +32,29 @@ function containersOnPort(port: string): string[] {
 describe('container teardown', () => {
   const engine = findContainerEngine()
   const itPodman = engine?.kind === 'podman' ? it : it.skip
-  itPodman('a process interrupted (SIGINT) with a container running leaves no container behind', async () => {
-    const worker = fileURLToPath(new URL('./container-interrupt-worker.ts', import.meta.url))
-    const child = spawn(process.execPath, ['--import', 'tsx', worker], { stdio: ['ignore', 'pipe', 'inherit'] })
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = ''
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString()
-        const match = /ready (\S+)/.exec(out)
-        if (match) resolve(match[1]!)
+  itPodman(
+    'a process interrupted (SIGINT) with a container running leaves no container behind',
+    async () => {
+      const worker = fileURLToPath(new URL('./container-interrupt-worker.ts', import.meta.url))
+      const child = spawn(process.execPath, ['--import', 'tsx', worker], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = ''
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString()
+          const match = /ready (\S+)/.exec(out)
+          if (match) resolve(match[1]!)
+        })
+        child.on('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)))
       })
-      child.on('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)))
-    })
-    const port = new URL(url).port
-    expect(containersOnPort(port)).toHaveLength(1)
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    child.kill('SIGINT')
-    expect(await exited).toBe(130)
-    expect(containersOnPort(port)).toEqual([])
-  }, 120_000)
+      const port = new URL(url).port
+      expect(containersOnPort(port)).toHaveLength(1)
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+      child.kill('SIGINT')
+      expect(await exited).toBe(130)
+      expect(containersOnPort(port)).toEqual([])
+    },
+    120_000,
+  )
 })
 
 describe('provider smoke tests', () => {
@@ -69,9 +73,12 @@ describe('provider smoke tests', () => {
         expect(info.provider).toBe(name)
         expect(compareVersions(info.pgvectorVersion, '0.8.0')).toBeGreaterThanOrEqual(0)
         expect(info.serverVersionNum).toBeGreaterThanOrEqual(150000)
-        expect(Object.keys(info.settings).sort()).toEqual(
-          ['maintenance_work_mem', 'max_parallel_maintenance_workers', 'shared_buffers', 'work_mem'],
-        )
+        expect(Object.keys(info.settings).sort()).toEqual([
+          'maintenance_work_mem',
+          'max_parallel_maintenance_workers',
+          'shared_buffers',
+          'work_mem',
+        ])
         if (name === 'container') expect(info.container).toEqual({ engine: findContainerEngine()!.kind, image: expect.any(String) })
         if (name === 'embedded') expect(url).toBeUndefined()
         else expect(url).toMatch(/^postgres(ql)?:\/\//)

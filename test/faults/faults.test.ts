@@ -15,7 +15,9 @@ import { FaultTally, leftovers, snapshot, terminateWhen } from './fault-support.
  * touch no other test file.
  */
 const local = checkProvider('local')
-const reason = local.available ? '' : `needs the local provider (PostgreSQL binaries) to start and restart a cluster of its own: ${local.reason}`
+const reason = local.available
+  ? ''
+  : `needs the local provider (PostgreSQL binaries) to start and restart a cluster of its own: ${local.reason}`
 const describeFaults = local.available ? describe : describe.skip
 if (!local.available) console.warn(`[pgscale tests] skipped the fault suite: ${reason}`)
 
@@ -31,7 +33,11 @@ const tally = new FaultTally()
 const emb = (i: number) => Array.from({ length: DIM }, (_, d) => Math.sin(i * (d + 1)) + 1.1)
 const rowsOf = (tenantId: string, docs: number, perDoc: number, tag = 'v1') =>
   Array.from({ length: docs * perDoc }, (_, i) => ({
-    tenantId, documentId: `doc-${Math.floor(i / perDoc)}`, chunkIndex: i % perDoc, content: `${tag} ${tenantId} ${i}`, embedding: emb(i),
+    tenantId,
+    documentId: `doc-${Math.floor(i / perDoc)}`,
+    chunkIndex: i % perDoc,
+    content: `${tag} ${tenantId} ${i}`,
+    embedding: emb(i),
   }))
 
 /** Holds `lockSql` (trusted test text) in an open admin transaction until the returned release is called. */
@@ -52,8 +58,10 @@ async function hold(lockSql: string): Promise<() => Promise<void>> {
   }
 }
 
-const docLock = (tenant: string, doc: string) => advisoryXactLock(int32Hash('pgscale.store:"f_chunks"'), [int32Hash(`${tenant}\u0000${doc}`)])
-const bucketLock = (tenant: number, month: string) => advisoryXactLock(int32Hash(`pgscale.rollup:${target.qualified}`), [int32Hash(`${tenant}:${month}`)])
+const docLock = (tenant: string, doc: string) =>
+  advisoryXactLock(int32Hash('pgscale.store:"f_chunks"'), [int32Hash(`${tenant}\u0000${doc}`)])
+const bucketLock = (tenant: number, month: string) =>
+  advisoryXactLock(int32Hash(`pgscale.rollup:${target.qualified}`), [int32Hash(`${tenant}:${month}`)])
 const waitingForLock = (text: string) => `wait_event_type = 'Lock' and query ilike '%${text}%'`
 
 /** Runs one fault: state before, the fault, then state after, leftovers, and the pool's next calls. */
@@ -101,7 +109,10 @@ describeFaults('faults', () => {
           yield row
         }
       }
-      const load = store.bulkIngest(rows()).then(() => 'resolved', (e: unknown) => e)
+      const load = store.bulkIngest(rows()).then(
+        () => 'resolved',
+        (e: unknown) => e,
+      )
       await terminateWhen(admin, `query ilike 'copy %f_chunks%'`)
       gate()
       expect(await load).toBeInstanceOf(Error)
@@ -110,12 +121,19 @@ describeFaults('faults', () => {
 
   it('replaceDocument and deleteDocument: killed while waiting for the document lock', async () => {
     for (const call of [
-      () => store.forTenant('acme').replaceDocument('doc-3', rowsOf('acme', 1, 4, 'v2').map((r) => ({ content: r.content, embedding: r.embedding }))),
+      () =>
+        store.forTenant('acme').replaceDocument(
+          'doc-3',
+          rowsOf('acme', 1, 4, 'v2').map((r) => ({ content: r.content, embedding: r.embedding })),
+        ),
       () => store.forTenant('acme').deleteDocument('doc-3'),
     ]) {
       await inject('document write killed', async () => {
         const release = await hold(docLock('acme', 'doc-3'))
-        const pending = call().then(() => 'resolved', (e: unknown) => e)
+        const pending = call().then(
+          () => 'resolved',
+          (e: unknown) => e,
+        )
         await terminateWhen(admin, waitingForLock('pg_advisory_xact_lock'))
         await release()
         expect(await pending).toBeInstanceOf(Error)
@@ -130,7 +148,10 @@ describeFaults('faults', () => {
     ]) {
       await inject('rollup write killed', async () => {
         const release = await hold(bucketLock(1, '2025-06-01'))
-        const pending = call().then(() => 'resolved', (e: unknown) => e)
+        const pending = call().then(
+          () => 'resolved',
+          (e: unknown) => e,
+        )
         await terminateWhen(admin, waitingForLock('pg_advisory_xact_lock'))
         await release()
         expect(await pending).toBeInstanceOf(Error)
@@ -143,7 +164,10 @@ describeFaults('faults', () => {
       await inject(`index build killed (concurrently: ${concurrently})`, async () => {
         // A writer's open transaction: a plain build waits for its SHARE lock, a concurrent one for the writer.
         const release = await hold('lock table f_chunks in row exclusive mode')
-        const pending = store.createTenantIndex('acme', { concurrently }).then(() => 'resolved', (e: unknown) => e)
+        const pending = store.createTenantIndex('acme', { concurrently }).then(
+          () => 'resolved',
+          (e: unknown) => e,
+        )
         await terminateWhen(admin, `wait_event_type = 'Lock' and query ilike 'create index%'`)
         await release()
         expect(await pending).toBeInstanceOf(Error)
@@ -165,7 +189,10 @@ describeFaults('faults', () => {
       const timedStore = await PgVectorStore.open(lockTimed, { table: 'f_chunks', dimensions: DIM })
       await inject('lock_timeout', async () => {
         const release = await hold(docLock('acme', 'doc-4'))
-        const err = await timedStore.forTenant('acme').replaceDocument('doc-4', []).catch((e: unknown) => e)
+        const err = await timedStore
+          .forTenant('acme')
+          .replaceDocument('doc-4', [])
+          .catch((e: unknown) => e)
         await release()
         expect(err).toMatchObject({ sqlState: '55P03' })
         expect(await timedStore.forTenant('acme').exactSearch(emb(2), { k: 3 })).toHaveLength(3)

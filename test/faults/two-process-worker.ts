@@ -22,14 +22,21 @@ async function loop(lane: number): Promise<void> {
     if (pick < 0.4) {
       const n = 1 + random.int(8)
       const tag = `${name}.${lane}.${op}/${n}`
-      await acme.replaceDocument(`doc-${random.int(3)}`, Array.from({ length: n }, (_, i) => ({ content: `${tag}:${i}`, embedding: [1, i + 1, lane, op + 1] })))
+      await acme.replaceDocument(
+        `doc-${random.int(3)}`,
+        Array.from({ length: n }, (_, i) => ({ content: `${tag}:${i}`, embedding: [1, i + 1, lane, op + 1] })),
+      )
     } else if (pick < 0.7) {
       const paidAt = new Date(Date.UTC(2025, 2, 1) + random.int(92 * 24) * 3600_000)
-      await sql`insert into expenses (tenant_id, paid_at, category, amount, status) values (1, ${paidAt}, ${`c${random.int(3)}`}, ${random.int(10000) / 100}, 'paid')`.execute(db)
+      await sql`insert into expenses (tenant_id, paid_at, category, amount, status) values (1, ${paidAt}, ${`c${random.int(3)}`}, ${random.int(10000) / 100}, 'paid')`.execute(
+        db,
+      )
       await rollup.refreshAt(db, { tenantId: 1, moment: paidAt })
     } else if (pick < 0.9) {
       const { rows } = await sql<{ paid_at: Date }>`
-        delete from expenses where tenant_id = 1 and id = (select id from expenses where tenant_id = 1 order by random() limit 1) returning paid_at`.execute(db)
+        delete from expenses where tenant_id = 1 and id = (select id from expenses where tenant_id = 1 order by random() limit 1) returning paid_at`.execute(
+        db,
+      )
       if (rows[0]) await rollup.refreshAt(db, { tenantId: 1, moment: rows[0].paid_at })
     } else {
       await rollup.rebuild(db, { tenantId: 1, since: '2025-03-01', until: '2025-05-31' })

@@ -21,19 +21,30 @@ const ZONE = 'America/Mexico_City'
 describe('two processes', () => {
   itWithServer(t.target)('refresh, rebuild and replace the same buckets and documents: the result equals the truth', async () => {
     await PgVectorStore.open(t.db, { table: 'tp_chunks', dimensions: 4 })
-    await seedExpenses(t.db, { seed: 'two-processes', rows: 400, tenants: 2, bigTenantRows: 300, months: 3, end: new Date('2025-05-31T12:00:00Z') })
+    await seedExpenses(t.db, {
+      seed: 'two-processes',
+      rows: 400,
+      tenants: 2,
+      bigTenantRows: 300,
+      months: 3,
+      end: new Date('2025-05-31T12:00:00Z'),
+    })
     const { target, rollup } = expensesRollup(ZONE, 'tp_monthly')
     await target.create(t.db)
     await rollup.rebuild(t.db, { tenantId: 1, since: '2025-03-01', until: '2025-05-31' })
 
-    const outputs = await Promise.all(['left', 'right'].map((name) =>
-      run(process.execPath, ['--import', 'tsx', worker, t.url!, name], { timeout: 120_000 }).then((r) => r.stdout.trim()),
-    ))
+    const outputs = await Promise.all(
+      ['left', 'right'].map((name) =>
+        run(process.execPath, ['--import', 'tsx', worker, t.url!, name], { timeout: 120_000 }).then((r) => r.stdout.trim()),
+      ),
+    )
     expect(outputs).toEqual(['left: 160 operations done', 'right: 160 operations done'])
 
     expect(await rollupSnapshot(t.db, 'tp_monthly', 1)).toEqual(await fromScratch(t.db, ZONE, 1))
     const { rows } = await sql<{ document_id: string; contents: string[] }>`
-      select document_id, array_agg(content order by chunk_index) as contents from tp_chunks where tenant_id = 'acme' group by 1 order by 1`.execute(t.db)
+      select document_id, array_agg(content order by chunk_index) as contents from tp_chunks where tenant_id = 'acme' group by 1 order by 1`.execute(
+      t.db,
+    )
     expect(rows.length).toBeGreaterThan(0)
     for (const { document_id, contents } of rows) {
       const tag = contents[0]!.split(':')[0]!

@@ -23,7 +23,11 @@ export interface PlanCase {
 export const corpus: CorpusSpec = {
   seed: 'plans',
   dim: 32,
-  tenants: [{ id: 'large', chunks: 8000 }, { id: 'promoted', chunks: 6000 }, ...Array.from({ length: 150 }, (_, i) => ({ id: `small-${i}`, chunks: 40 }))],
+  tenants: [
+    { id: 'large', chunks: 8000 },
+    { id: 'promoted', chunks: 6000 },
+    ...Array.from({ length: 150 }, (_, i) => ({ id: `small-${i}`, chunks: 40 })),
+  ],
 }
 
 export async function seedPlanData(db: Database): Promise<PlanCase[]> {
@@ -48,16 +52,35 @@ export async function seedPlanData(db: Database): Promise<PlanCase[]> {
     { name: 'store.search small tenant', statement: raw(s.search, ['small-7', q('small-7'), 10]), settings: search },
     { name: 'store.search large tenant (shared index)', statement: raw(s.search, ['large', q('large'), 10]), settings: search },
     { name: 'store.search promoted tenant (own index)', statement: raw(s.search, ['promoted', q('promoted'), 10]), settings: search },
-    { name: 'store.search with a metadata filter', statement: raw(s.searchFiltered, ['large', q('large'), 10, '{"kind":"invoice"}']), settings: search },
+    {
+      name: 'store.search with a metadata filter',
+      statement: raw(s.searchFiltered, ['large', q('large'), 10, '{"kind":"invoice"}']),
+      settings: search,
+    },
     { name: 'store.exactSearch large tenant', statement: raw(s.exactSearch, ['large', q('large'), 10]) },
-    { name: 'store.hybridSearch small tenant', statement: raw(s.hybridSearch, ['small-7', q('small-7'), queryTexts(corpus, 'small-7', 1)[0], 10, 40, 60]), settings: search },
-    { name: 'store.hybridSearch large tenant', statement: raw(s.hybridSearch, ['large', q('large'), queryTexts(corpus, 'large', 1)[0], 10, 40, 60]), settings: search },
+    {
+      name: 'store.hybridSearch small tenant',
+      statement: raw(s.hybridSearch, ['small-7', q('small-7'), queryTexts(corpus, 'small-7', 1)[0], 10, 40, 60]),
+      settings: search,
+    },
+    {
+      name: 'store.hybridSearch large tenant',
+      statement: raw(s.hybridSearch, ['large', q('large'), queryTexts(corpus, 'large', 1)[0], 10, 40, 60]),
+      settings: search,
+    },
     { name: 'store.deleteDocument', statement: raw(s.deleteDocument, ['large', 'large/doc-3']) },
     { name: 'store.replaceDocument', statement: raw(s.replaceDocument, ['large', 'large/doc-3', [0], ['x'], ['{}'], [q('large')]]) },
     { name: 'rollup.refreshAt big tenant', statement: refreshStatement(rollup.parts, 1, '2025-06-01').compile(db) },
     { name: 'rollup.refreshAt typical tenant', statement: refreshStatement(rollup.parts, 2, '2025-06-01').compile(db) },
-    { name: 'rollup.rebuild big tenant, 24 months', statement: rebuildStatement(rollup.parts, 1, monthsBetween('2024-01-01', '2025-12-01')).compile(db), settings: { jit: 'off' } },
+    {
+      name: 'rollup.rebuild big tenant, 24 months',
+      statement: rebuildStatement(rollup.parts, 1, monthsBetween('2024-01-01', '2025-12-01')).compile(db),
+      settings: { jit: 'off' },
+    },
     { name: 'rollup.read by group', statement: rollup.readQuery(db, { tenantId: 1, from: '2025-01', to: '2025-12' }).compile(db) },
-    { name: 'rollup.read totals', statement: rollup.readQuery(db, { tenantId: 1, from: '2025-01', to: '2025-12', groupBy: [] }).compile(db) },
+    {
+      name: 'rollup.read totals',
+      statement: rollup.readQuery(db, { tenantId: 1, from: '2025-01', to: '2025-12', groupBy: [] }).compile(db),
+    },
   ]
 }

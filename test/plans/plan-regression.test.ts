@@ -42,6 +42,8 @@ describe('plan regression', () => {
     const changes = Object.keys({ ...recorded, ...shapes })
       .filter((name) => recorded[name] !== shapes[name])
       .map((name) => `${name}\n    recorded: ${recorded[name] ?? '(none)'}\n    now:      ${shapes[name] ?? '(gone)'}`)
-    expect(changes, `plan shapes changed (npm run plans:record re-records, if the change is intended):\n  ${changes.join('\n  ')}`).toEqual([])
+    expect(changes, `plan shapes changed (npm run plans:record re-records, if the change is intended):\n  ${changes.join('\n  ')}`).toEqual(
+      [],
+    )
   })
 })

@@ -161,7 +161,10 @@ describe('MonthlyRollup.read', () => {
     expect(totals.map((r) => r.month)).toEqual(['2025-01', '2025-02', '2025-03'])
     for (const month of totals) {
       const parts = byCategory.filter((r) => r.month === month.month)
-      expect(Number(month.total)).toBeCloseTo(parts.reduce((s, r) => s + Number(r.total), 0), 2)
+      expect(Number(month.total)).toBeCloseTo(
+        parts.reduce((s, r) => s + Number(r.total), 0),
+        2,
+      )
       expect(month.count).toBe(parts.reduce((s, r) => s + Number(r.count), 0))
     }
   })
@@ -179,7 +182,9 @@ describe('concurrency', () => {
     const unlocked = refreshStatement(rollup.parts, 1, '2025-06-01').compile(t.db)
     let violations = 0
     for (let attempt = 0; attempt < 5 && violations === 0; attempt++) {
-      const settled = await Promise.allSettled(Array.from({ length: 10 }, () => t.db.transaction(async (trx) => trx.executeQuery(unlocked))))
+      const settled = await Promise.allSettled(
+        Array.from({ length: 10 }, () => t.db.transaction(async (trx) => trx.executeQuery(unlocked))),
+      )
       violations = settled.filter((r) => r.status === 'rejected' && (r.reason as { sqlState?: string }).sqlState === '23505').length
     }
     console.log(`[rollup] without the lock: ${violations} of 10 concurrent refreshes failed with 23505`)

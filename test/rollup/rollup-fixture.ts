@@ -1,6 +1,12 @@
 import { sql } from 'kysely'
 import type { Database } from '../../src/index.js'
-import { expensesCopyText, expensesDdl, expensesRollup as sharedExpensesRollup, generateExpenses, type ExpensesSpec } from '../../bench/synthetic/expenses.js'
+import {
+  expensesCopyText,
+  expensesDdl,
+  expensesRollup as sharedExpensesRollup,
+  generateExpenses,
+  type ExpensesSpec,
+} from '../../bench/synthetic/expenses.js'
 
 /** The issue's example rollup over `expenses`, in a given zone. */
 export function expensesRollup(zone = 'America/Mexico_City', table = 'expenses_monthly') {

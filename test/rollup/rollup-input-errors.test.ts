@@ -1,6 +1,13 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { InvalidArgumentError, InvalidIdentifierError, InvalidTimeZoneError, MonthlyRollup, PgScaleError, rollupTable } from '../../src/index.js'
+import {
+  InvalidArgumentError,
+  InvalidIdentifierError,
+  InvalidTimeZoneError,
+  MonthlyRollup,
+  PgScaleError,
+  rollupTable,
+} from '../../src/index.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { expensesRollup, rollupSnapshot, seedExpenses } from './rollup-fixture.js'
 
@@ -28,19 +35,56 @@ describe('bad input: a typed PgScaleError, nothing written', () => {
     ['zone with SQL in it', () => new MonthlyRollup({ ...base, zone: "UTC'; drop table expenses; --" }), InvalidTimeZoneError],
     ['source that is not an identifier', () => new MonthlyRollup({ ...base, source: 'expenses; drop table x' }), InvalidIdentifierError],
     ['at column that is not an identifier', () => new MonthlyRollup({ ...base, at: 'paid_at)' }), InvalidIdentifierError],
-    ['rollup table name that is not an identifier', () => rollupTable('Monthly-Totals', { groupBy: {}, measures: { n: 'integer' } }), InvalidIdentifierError],
-    ['column type that is not allowed', () => rollupTable('m', { groupBy: {}, measures: { n: 'integer; drop table x' } }), InvalidArgumentError],
+    [
+      'rollup table name that is not an identifier',
+      () => rollupTable('Monthly-Totals', { groupBy: {}, measures: { n: 'integer' } }),
+      InvalidIdentifierError,
+    ],
+    [
+      'column type that is not allowed',
+      () => rollupTable('m', { groupBy: {}, measures: { n: 'integer; drop table x' } }),
+      InvalidArgumentError,
+    ],
     ['groupBy that differs from the target', () => new MonthlyRollup({ ...base, groupBy: ['status'] }), InvalidArgumentError],
-    ['measure that is not a sql fragment', () => new MonthlyRollup({ ...base, measures: { total: 'sum(amount)' as never, count: sql`count(*)` } }), InvalidArgumentError],
-    ['measure missing for a target column', () => new MonthlyRollup({ ...base, measures: { total: sql`sum(amount)` } as never }), InvalidArgumentError],
-    ['measure that is not an aggregate', () => new MonthlyRollup({ ...base, measures: { total: sql`amount`, count: sql`count(*)` } }).refreshAt(t.db, { tenantId: 1, moment: '2025-12-15T00:00:00Z' }), InvalidArgumentError],
-    ['measure that is a constant', () => new MonthlyRollup({ ...base, measures: { total: sql`amount * 2`, count: sql`count(*)` } }).rebuild(t.db, { tenantId: 1, since: '2025-01-01', until: '2025-12-01' }), InvalidArgumentError],
+    [
+      'measure that is not a sql fragment',
+      () => new MonthlyRollup({ ...base, measures: { total: 'sum(amount)' as never, count: sql`count(*)` } }),
+      InvalidArgumentError,
+    ],
+    [
+      'measure missing for a target column',
+      () => new MonthlyRollup({ ...base, measures: { total: sql`sum(amount)` } as never }),
+      InvalidArgumentError,
+    ],
+    [
+      'measure that is not an aggregate',
+      () =>
+        new MonthlyRollup({ ...base, measures: { total: sql`amount`, count: sql`count(*)` } }).refreshAt(t.db, {
+          tenantId: 1,
+          moment: '2025-12-15T00:00:00Z',
+        }),
+      InvalidArgumentError,
+    ],
+    [
+      'measure that is a constant',
+      () =>
+        new MonthlyRollup({ ...base, measures: { total: sql`amount * 2`, count: sql`count(*)` } }).rebuild(t.db, {
+          tenantId: 1,
+          since: '2025-01-01',
+          until: '2025-12-01',
+        }),
+      InvalidArgumentError,
+    ],
     ['since after until', () => rollup.rebuild(t.db, { tenantId: 1, since: '2025-12-01', until: '2025-01-01' }), InvalidArgumentError],
     ['a moment that is not a date', () => rollup.refreshAt(t.db, { tenantId: 1, moment: 'yesterday' }), InvalidArgumentError],
     ['a moment that is NaN', () => rollup.refreshAt(t.db, { tenantId: 1, moment: Number.NaN }), InvalidArgumentError],
     ['a moment that is an object', () => rollup.refreshAt(t.db, { tenantId: 1, moment: {} as Date }), InvalidArgumentError],
     ['an empty tenant id', () => rollup.refreshAt(t.db, { tenantId: '', moment: '2025-12-15T00:00:00Z' }), InvalidArgumentError],
-    ['read of a group column that does not exist', () => rollup.read(t.db, { tenantId: 1, from: '2025-01', to: '2025-12', groupBy: ['status'] }), InvalidArgumentError],
+    [
+      'read of a group column that does not exist',
+      () => rollup.read(t.db, { tenantId: 1, from: '2025-01', to: '2025-12', groupBy: ['status'] }),
+      InvalidArgumentError,
+    ],
   ]
   it.each(cases)('%s', async (_name, call, errorClass) => {
     const before = await rollupSnapshot(t.db)

@@ -6,7 +6,13 @@ import { useTestDatabase } from '../support/test-database.js'
 /** Real loads meet bad rows: `onInvalidRow: 'skip'` leaves them out and says which; `throw` writes nothing. */
 const t = useTestDatabase()
 const DIM = 4
-const good = (i: number) => ({ tenantId: 'acme', documentId: `d${Math.floor(i / 10)}`, chunkIndex: i % 10, content: `chunk ${i}`, embedding: [1, i, 2, 3] })
+const good = (i: number) => ({
+  tenantId: 'acme',
+  documentId: `d${Math.floor(i / 10)}`,
+  chunkIndex: i % 10,
+  content: `chunk ${i}`,
+  embedding: [1, i, 2, 3],
+})
 
 function rowsWithThreeBad() {
   const rows: Array<Record<string, unknown>> = Array.from({ length: 100 }, (_, i) => good(i))
@@ -21,7 +27,7 @@ async function count(): Promise<number> {
   return rows[0]!.n
 }
 
-describe("bulkIngest({ onInvalidRow })", () => {
+describe('bulkIngest({ onInvalidRow })', () => {
   it("'throw' (the default) rejects the whole load: nothing written", async () => {
     const store = await PgVectorStore.open(t.db, { table: 'bad_rows', dimensions: DIM })
     await expect(store.bulkIngest(rowsWithThreeBad())).rejects.toBeInstanceOf(InvalidArgumentError)
@@ -33,7 +39,11 @@ describe("bulkIngest({ onInvalidRow })", () => {
     const result = await store.bulkIngest(rowsWithThreeBad(), { onInvalidRow: 'skip' })
     expect(result.rows).toBe(97)
     expect(result.skippedRows).toBe(3)
-    expect(result.skipped.map((s) => [s.row, s.documentId, s.chunkIndex])).toEqual([[7, 'd0', 7], [42, 'd4', 2], [99, 'bad\uD800', 9]])
+    expect(result.skipped.map((s) => [s.row, s.documentId, s.chunkIndex])).toEqual([
+      [7, 'd0', 7],
+      [42, 'd4', 2],
+      [99, 'bad\uD800', 9],
+    ])
     expect(result.skipped[0]!.reason).toMatch(/all zeros/)
     expect(result.skipped[1]!.reason).toMatch(/expected a vector of 4 dimensions, got 3/)
     expect(result.skipped[2]!.reason).toMatch(/lone surrogate/)
@@ -53,7 +63,7 @@ describe("bulkIngest({ onInvalidRow })", () => {
     expect(stored).toEqual([{ tenant_id: 'beta' }])
   })
 
-  it("a bad onInvalidRow value is refused before anything is sent", async () => {
+  it('a bad onInvalidRow value is refused before anything is sent', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'bad_rows', dimensions: DIM })
     await expect(store.bulkIngest([], { onInvalidRow: 'ignore' as never })).rejects.toBeInstanceOf(InvalidArgumentError)
   })

@@ -16,7 +16,15 @@ const emb = (i: number) => Array.from({ length: DIM }, (_, d) => Math.cos(i * (d
 describe('concurrent index builds', () => {
   itWithServer(t.target)('writes go on during createTenantIndex({ concurrently: true }); the index is valid afterwards', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'cic_chunks', dimensions: DIM })
-    await store.bulkIngest(Array.from({ length: 2000 }, (_, i) => ({ tenantId: 'acme', documentId: `d${i % 100}`, chunkIndex: Math.floor(i / 100), content: 'c', embedding: emb(i) })))
+    await store.bulkIngest(
+      Array.from({ length: 2000 }, (_, i) => ({
+        tenantId: 'acme',
+        documentId: `d${i % 100}`,
+        chunkIndex: Math.floor(i / 100),
+        content: 'c',
+        embedding: emb(i),
+      })),
+    )
     const holder = await connect(t.url!, { maxConnections: 1 })
     const writer = await connect({ connectionString: t.url!, options: '-c lock_timeout=2000' }, { maxConnections: 1 })
     try {
@@ -25,16 +33,21 @@ describe('concurrent index builds', () => {
       let started!: () => void
       const snapshotTaken = new Promise<void>((r) => (started = r))
       // An older snapshot: the concurrent build waits for it before it can finish.
-      const holding = holder.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-        await sql`select count(*) from cic_chunks`.execute(trx)
-        started()
-        await released
-      })
+      const holding = holder
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          await sql`select count(*) from cic_chunks`.execute(trx)
+          started()
+          await released
+        })
       await snapshotTaken
       const building = store.createTenantIndex('acme', { concurrently: true })
       let phase = ''
       for (let i = 0; i < 500 && !phase.startsWith('waiting for old snapshots'); i++) {
-        const { rows } = await sql<{ phase: string }>`select phase from pg_stat_progress_create_index where relid = 'cic_chunks'::regclass`.execute(t.db)
+        const { rows } = await sql<{
+          phase: string
+        }>`select phase from pg_stat_progress_create_index where relid = 'cic_chunks'::regclass`.execute(t.db)
         phase = rows[0]?.phase ?? ''
         await new Promise((r) => setTimeout(r, 20))
       }
@@ -52,7 +65,9 @@ describe('concurrent index builds', () => {
       await holding
       const result = await building
       expect(result.built).toBe(true)
-      const { rows } = await sql<{ valid: boolean }>`select indisvalid as valid from pg_index where indexrelid = ${result.index}::regclass`.execute(t.db)
+      const { rows } = await sql<{
+        valid: boolean
+      }>`select indisvalid as valid from pg_index where indexrelid = ${result.index}::regclass`.execute(t.db)
       expect(rows[0]!.valid).toBe(true)
     } finally {
       await holder.close()

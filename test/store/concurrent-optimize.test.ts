@@ -10,7 +10,15 @@ import { useTestDatabase } from '../support/test-database.js'
  * concurrent builds: both succeed, each index exists once and is valid, each tenant has one tuning.
  */
 const t = useTestDatabase()
-const spec: CorpusSpec = { seed: 'two-optimizers', dim: 16, tenants: [{ id: 'big-a', chunks: 1500 }, { id: 'big-b', chunks: 1200 }, { id: 'small', chunks: 50 }] }
+const spec: CorpusSpec = {
+  seed: 'two-optimizers',
+  dim: 16,
+  tenants: [
+    { id: 'big-a', chunks: 1500 },
+    { id: 'big-b', chunks: 1200 },
+    { id: 'small', chunks: 50 },
+  ],
+}
 let a: Database
 let b: Database
 
@@ -31,7 +39,12 @@ describe('two optimize() at once', () => {
       await storeA.bulkIngest(generateCorpus(spec))
       const options = { ownIndexAbove: 1000, concurrently, tuning: { maxLatencyMs: 10_000, sample: 20 } }
       const [ra, rb] = await Promise.all([storeA.optimize(options), storeB.optimize(options)])
-      const indexed = [...ra.built, ...ra.alreadyIndexed.map((tenantId) => ({ tenantId })), ...rb.built, ...rb.alreadyIndexed.map((tenantId) => ({ tenantId }))]
+      const indexed = [
+        ...ra.built,
+        ...ra.alreadyIndexed.map((tenantId) => ({ tenantId })),
+        ...rb.built,
+        ...rb.alreadyIndexed.map((tenantId) => ({ tenantId })),
+      ]
       expect(new Set(indexed.map((x) => x.tenantId))).toEqual(new Set(['big-a', 'big-b']))
       const { rows } = await sql<{ name: string; valid: boolean }>`
         select c.relname as name, x.indisvalid as valid from pg_index x join pg_class c on c.oid = x.indexrelid

@@ -41,20 +41,23 @@ afterAll(async () => {
 })
 
 describe('concurrent writes of one document', () => {
-  itWithServer(t.target)(`2-16 concurrent replaces of different chunk counts leave one whole version (${ROUNDS} rounds, seeded)`, async () => {
-    const random = seededRandom('concurrent-replace')
-    const acme = store.forTenant('acme')
-    const winners: string[] = []
-    for (let round = 0; round < ROUNDS; round++) {
-      const writers = 2 + random.int(15)
-      const counts = new Map<string, number>()
-      for (let w = 0; w < writers; w++) counts.set(`r${round}w${w}`, 1 + random.int(12))
-      const doc = `doc-${round % 3}`
-      await Promise.all([...counts].map(([writer, n]) => acme.replaceDocument(doc, version(writer, n))))
-      winners.push((await wholeVersion(doc, counts))!)
-    }
-    expect(winners).toHaveLength(ROUNDS)
-  })
+  itWithServer(t.target)(
+    `2-16 concurrent replaces of different chunk counts leave one whole version (${ROUNDS} rounds, seeded)`,
+    async () => {
+      const random = seededRandom('concurrent-replace')
+      const acme = store.forTenant('acme')
+      const winners: string[] = []
+      for (let round = 0; round < ROUNDS; round++) {
+        const writers = 2 + random.int(15)
+        const counts = new Map<string, number>()
+        for (let w = 0; w < writers; w++) counts.set(`r${round}w${w}`, 1 + random.int(12))
+        const doc = `doc-${round % 3}`
+        await Promise.all([...counts].map(([writer, n]) => acme.replaceDocument(doc, version(writer, n))))
+        winners.push((await wholeVersion(doc, counts))!)
+      }
+      expect(winners).toHaveLength(ROUNDS)
+    },
+  )
 
   itWithServer(t.target)('replaces and deletes at once: the document is gone or one whole version', async () => {
     const random = seededRandom('replace-delete')
@@ -65,7 +68,9 @@ describe('concurrent writes of one document', () => {
       for (let w = 0; w < 8; w++) {
         const writer = `d${round}w${w}`
         counts.set(writer, 1 + random.int(9))
-        calls.push(random.next() < 0.3 ? acme.deleteDocument('doc-del') : acme.replaceDocument('doc-del', version(writer, counts.get(writer)!)))
+        calls.push(
+          random.next() < 0.3 ? acme.deleteDocument('doc-del') : acme.replaceDocument('doc-del', version(writer, counts.get(writer)!)),
+        )
       }
       await Promise.all(calls)
       await wholeVersion('doc-del', counts)

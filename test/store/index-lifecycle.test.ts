@@ -6,7 +6,14 @@ import { generateCorpus, type CorpusSpec } from '../../bench/synthetic/corpus.js
 import { useTestDatabase } from '../support/test-database.js'
 
 const t = useTestDatabase()
-const spec: CorpusSpec = { seed: 'lifecycle', dim: 64, tenants: [{ id: 'a', chunks: 3000 }, { id: 'b', chunks: 1000 }] }
+const spec: CorpusSpec = {
+  seed: 'lifecycle',
+  dim: 64,
+  tenants: [
+    { id: 'a', chunks: 3000 },
+    { id: 'b', chunks: 1000 },
+  ],
+}
 let store: PgVectorStore
 
 beforeAll(async () => {
@@ -64,12 +71,17 @@ describe('index lifecycle', () => {
     await sql`update pg_index set indisvalid = false where indexrelid = ${result.index}::regclass`.execute(t.db)
     const rebuilt = await store.createTenantIndex('b', { concurrently: true })
     expect(rebuilt.built).toBe(true)
-    const { rows: valid } = await sql<{ valid: boolean }>`select indisvalid as valid from pg_index where indexrelid = ${result.index}::regclass`.execute(t.db)
+    const { rows: valid } = await sql<{
+      valid: boolean
+    }>`select indisvalid as valid from pg_index where indexrelid = ${result.index}::regclass`.execute(t.db)
     expect(valid[0]?.valid).toBe(true)
   })
 
   it('turns a shared-memory failure of a parallel build into an IndexBuildError that names the fix', () => {
-    const serverError = new DatabaseError({ message: 'could not resize shared memory segment "/PostgreSQL.1" to 1048576 bytes: No space left on device', code: '53100' })
+    const serverError = new DatabaseError({
+      message: 'could not resize shared memory segment "/PostgreSQL.1" to 1048576 bytes: No space left on device',
+      code: '53100',
+    })
     const mapped = explainBuildFailure(serverError, { maintenance_work_mem: '2GB', max_parallel_maintenance_workers: 2 })
     expect(mapped).toBeInstanceOf(IndexBuildError)
     expect((mapped as Error).message).toMatch(/shm_size: 1gb.*parallelWorkers: 0.*2GB/s)

@@ -16,7 +16,11 @@ const spec: CorpusSpec = {
   dim: 32,
   topics: 'shared',
   sharedTopics: 6,
-  tenants: [{ id: 'weak', chunks: 2500 }, { id: 'stubborn', chunks: 2500 }, { id: 'small', chunks: 200 }],
+  tenants: [
+    { id: 'weak', chunks: 2500 },
+    { id: 'stubborn', chunks: 2500 },
+    { id: 'small', chunks: 200 },
+  ],
 }
 const TABLE = 'tune_chunks'
 let store: PgVectorStore
@@ -42,7 +46,10 @@ describe('measureRecall', () => {
     expect(weakBefore.tried[0]!.efSearch).toBe(40)
     expect(weakBefore.tried[0]!.recall).toBeLessThan(0.98)
     const result = await store.measureRecall({ tenantId: ['weak', 'small'], sample: 60 })
-    expect(result.tenants.map((r) => [r.tenantId, r.rows, r.queries])).toEqual([['weak', 2500, 60], ['small', 200, 60]])
+    expect(result.tenants.map((r) => [r.tenantId, r.rows, r.queries])).toEqual([
+      ['weak', 2500, 60],
+      ['small', 200, 60],
+    ])
     for (const r of result.tenants) {
       expect(r.recall).toBeGreaterThanOrEqual(r.recallById)
       expect(r.searchP50Ms).toBeGreaterThan(0)
@@ -51,12 +58,20 @@ describe('measureRecall', () => {
     // The small tenant is read exactly through the primary key: recall 1 by construction.
     expect(result.tenants[1]!.recall).toBe(1)
     expect(result.method).toMatch(/within the exact 10-th distance \+ 0\.001/)
-    await expect(store.measureRecall({ tenantId: ['weak', 'small'], queries: [queryVectors(spec, 'weak', 1)[0]!] })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(store.measureRecall({ tenantId: ['weak', 'small'], queries: [queryVectors(spec, 'weak', 1)[0]!] })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
   })
 
   it('counts a tie as a hit: a near-duplicate returned instead of the listed one', () => {
-    const exact = [{ documentId: 'a', chunkIndex: 0, distance: 0.1 }, { documentId: 'b', chunkIndex: 0, distance: 0.2 }]
-    const got = [{ documentId: 'a', chunkIndex: 0, distance: 0.1 }, { documentId: 'b-copy', chunkIndex: 0, distance: 0.2000004 }]
+    const exact = [
+      { documentId: 'a', chunkIndex: 0, distance: 0.1 },
+      { documentId: 'b', chunkIndex: 0, distance: 0.2 },
+    ]
+    const got = [
+      { documentId: 'a', chunkIndex: 0, distance: 0.1 },
+      { documentId: 'b-copy', chunkIndex: 0, distance: 0.2000004 },
+    ]
     expect(countRecall(exact, got)).toEqual({ hits: 2, idHits: 1, expected: 2 })
     expect(countRecall(exact, [got[0]!, { documentId: 'far', chunkIndex: 0, distance: 0.3 }])).toEqual({ hits: 1, idHits: 1, expected: 2 })
   })
@@ -84,10 +99,16 @@ describe('optimize({ targetRecall })', () => {
     // A weak graph again for 'stubborn' (tuning above rebuilt both), and no rebuilds allowed now.
     await sql`drop index ${sql.id((await store.createTenantIndex('stubborn')).index)}`.execute(t.db)
     await store.createTenantIndex('stubborn', { m: 2, efConstruction: 4 })
-    const result = await store.optimize({ ownIndexAbove: 1000, targetRecall: 1, tuning: { maxLatencyMs: 0.0001, rebuilds: [], efSearchSteps: [10, 40] } })
+    const result = await store.optimize({
+      ownIndexAbove: 1000,
+      targetRecall: 1,
+      tuning: { maxLatencyMs: 0.0001, rebuilds: [], efSearchSteps: [10, 40] },
+    })
     const stubborn = result.tuning.tenants.find((r) => r.tenantId === 'stubborn')!
     expect(stubborn).toMatchObject({ path: 'exact', efSearch: null, recall: 1 })
-    expect(result.notes.join(' ')).toMatch(/stubborn \(2500 chunks\): no index setting reached recall 1 within 0\.00010 ms p50 \(best: .*\); its searches take the exact path/)
+    expect(result.notes.join(' ')).toMatch(
+      /stubborn \(2500 chunks\): no index setting reached recall 1 within 0\.00010 ms p50 \(best: .*\); its searches take the exact path/,
+    )
     // (the same call re-tuned 'weak' too: its target changed, and it cannot meet this bound either)
     expect(result.tuning.tenants.find((r) => r.tenantId === 'weak')).toMatchObject({ path: 'exact' })
     for (const tenant of ['stubborn', 'weak']) {
@@ -98,7 +119,13 @@ describe('optimize({ targetRecall })', () => {
     const stubbornHandle = store.forTenant('stubborn')
     let differs = 0
     for (const q of queryVectors(spec, 'stubborn', 30)) {
-      if (!same(await stubbornHandle.search(q, { efSearch: 40, iterativeScan: 'off', exactFallback: false }), await stubbornHandle.exactSearch(q))) differs++
+      if (
+        !same(
+          await stubbornHandle.search(q, { efSearch: 40, iterativeScan: 'off', exactFallback: false }),
+          await stubbornHandle.exactSearch(q),
+        )
+      )
+        differs++
     }
     expect(differs).toBeGreaterThan(0)
   })
@@ -106,17 +133,30 @@ describe('optimize({ targetRecall })', () => {
   it('the tuning survives reopening the store; a second optimize re-tunes only tenants whose size changed', async () => {
     const reopened = await PgVectorStore.open(t.db, { table: TABLE, dimensions: spec.dim })
     const tuning = await reopened.tenantTuning()
-    expect(tuning.map((r) => [r.tenantId, r.exact]).sort()).toEqual([['stubborn', true], ['weak', true]].sort())
+    expect(tuning.map((r) => [r.tenantId, r.exact]).sort()).toEqual(
+      [
+        ['stubborn', true],
+        ['weak', true],
+      ].sort(),
+    )
     // (both were re-tuned at target 1 with the impossible bound above: both exact now)
     const acme = reopened.forTenant('weak')
     const q = queryVectors(spec, 'weak', 1)[0]!
     expect(same(await acme.search(q), await acme.exactSearch(q))).toBe(true)
 
-    const unchanged = await reopened.optimize({ ownIndexAbove: 1000, targetRecall: 1, tuning: { maxLatencyMs: 0.0001, rebuilds: [], efSearchSteps: [10] } })
+    const unchanged = await reopened.optimize({
+      ownIndexAbove: 1000,
+      targetRecall: 1,
+      tuning: { maxLatencyMs: 0.0001, rebuilds: [], efSearchSteps: [10] },
+    })
     expect(unchanged.tuning.tenants).toEqual([])
     expect(unchanged.tuning.unchanged.sort()).toEqual(['stubborn', 'weak'])
     await reopened.bulkIngest(generateCorpus({ ...spec, seed: 'more', tenants: [{ id: 'weak', chunks: 800 }], documentPrefix: 'more' }))
-    const grown = await reopened.optimize({ ownIndexAbove: 1000, targetRecall: 1, tuning: { maxLatencyMs: 0.0001, rebuilds: [], efSearchSteps: [10] } })
+    const grown = await reopened.optimize({
+      ownIndexAbove: 1000,
+      targetRecall: 1,
+      tuning: { maxLatencyMs: 0.0001, rebuilds: [], efSearchSteps: [10] },
+    })
     expect(grown.tuning.tenants.map((r) => [r.tenantId, r.rows])).toEqual([['weak', 3300]])
     expect(grown.tuning.unchanged).toEqual(['stubborn'])
   })

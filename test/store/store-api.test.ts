@@ -42,7 +42,9 @@ describe('PgVectorStore.open', () => {
   })
 
   it('refuses a table name that is not an identifier', async () => {
-    await expect(PgVectorStore.open(t.db, { table: 'chunks; drop table x', dimensions: DIM })).rejects.toBeInstanceOf(InvalidIdentifierError)
+    await expect(PgVectorStore.open(t.db, { table: 'chunks; drop table x', dimensions: DIM })).rejects.toBeInstanceOf(
+      InvalidIdentifierError,
+    )
   })
 
   it('recreates a table that was dropped behind its back', async () => {
@@ -62,8 +64,18 @@ describe('documents', () => {
   it('replaceDocument writes chunks 0..n-1, replaces them, and an empty list deletes the document', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'doc_chunks', dimensions: DIM })
     const acme = store.forTenant('acme')
-    expect(await acme.replaceDocument('d1', [0, 1, 2].map((i) => ({ content: `v1 chunk ${i}`, embedding: vec(i), metadata: { v: 1 } })))).toEqual({ written: 3, removed: 0 })
-    expect(await acme.replaceDocument('d1', [0, 1].map((i) => ({ content: `v2 chunk ${i}`, embedding: vec(i) })))).toEqual({ written: 2, removed: 1 })
+    expect(
+      await acme.replaceDocument(
+        'd1',
+        [0, 1, 2].map((i) => ({ content: `v1 chunk ${i}`, embedding: vec(i), metadata: { v: 1 } })),
+      ),
+    ).toEqual({ written: 3, removed: 0 })
+    expect(
+      await acme.replaceDocument(
+        'd1',
+        [0, 1].map((i) => ({ content: `v2 chunk ${i}`, embedding: vec(i) })),
+      ),
+    ).toEqual({ written: 2, removed: 1 })
     const rows = await acme.exactSearch(vec(0), { k: 10 })
     expect(rows.map((r) => [r.documentId, r.chunkIndex, r.content, r.metadata]).sort()).toEqual([
       ['d1', 0, 'v2 chunk 0', {}],
@@ -76,7 +88,10 @@ describe('documents', () => {
   it('deleteDocument returns the chunks deleted and touches no other tenant', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'doc_chunks', dimensions: DIM })
     for (const tenant of ['a', 'b']) {
-      await store.forTenant(tenant).replaceDocument('same-id', [{ content: tenant, embedding: vec(1) }, { content: tenant, embedding: vec(2) }])
+      await store.forTenant(tenant).replaceDocument('same-id', [
+        { content: tenant, embedding: vec(1) },
+        { content: tenant, embedding: vec(2) },
+      ])
     }
     expect(await store.forTenant('a').deleteDocument('same-id')).toBe(2)
     expect(await store.forTenant('a').deleteDocument('same-id')).toBe(0)
@@ -86,29 +101,44 @@ describe('documents', () => {
 })
 
 describe('search', () => {
-  it.each(['cosine', 'l2', 'inner_product'] as const)('%s: search and exactSearch return the true nearest, nearest first', async (distance) => {
-    const store = await PgVectorStore.open(t.db, { table: `search_${distance}`, dimensions: DIM, distance })
-    const acme = store.forTenant('acme')
-    const vectors = Array.from({ length: 24 }, (_, i) => vec(i, (i % 5) / 4))
-    await acme.replaceDocument('doc', vectors.map((embedding, i) => ({ content: `c${i}`, embedding })))
-    await store.forTenant('other').replaceDocument('doc', vectors.map((embedding, i) => ({ content: `o${i}`, embedding })))
-    const query = vec(3, 0.3)
-    const expected = vectors
-      .map((v, i) => ({ i, d: jsDistance(distance, query, v) }))
-      .sort((a, b) => a.d - b.d || a.i - b.i)
-      .slice(0, 5)
-    for (const hits of [await acme.search(query, { k: 5 }), await acme.exactSearch(query, { k: 5 })]) {
-      expect(hits).toHaveLength(5)
-      expect(hits.map((h) => h.distance)).toEqual(expected.map((e) => expect.closeTo(e.d, 5)))
-      expect(hits.every((h) => h.content.startsWith('c'))).toBe(true)
-    }
-  })
+  it.each(['cosine', 'l2', 'inner_product'] as const)(
+    '%s: search and exactSearch return the true nearest, nearest first',
+    async (distance) => {
+      const store = await PgVectorStore.open(t.db, { table: `search_${distance}`, dimensions: DIM, distance })
+      const acme = store.forTenant('acme')
+      const vectors = Array.from({ length: 24 }, (_, i) => vec(i, (i % 5) / 4))
+      await acme.replaceDocument(
+        'doc',
+        vectors.map((embedding, i) => ({ content: `c${i}`, embedding })),
+      )
+      await store.forTenant('other').replaceDocument(
+        'doc',
+        vectors.map((embedding, i) => ({ content: `o${i}`, embedding })),
+      )
+      const query = vec(3, 0.3)
+      const expected = vectors
+        .map((v, i) => ({ i, d: jsDistance(distance, query, v) }))
+        .sort((a, b) => a.d - b.d || a.i - b.i)
+        .slice(0, 5)
+      for (const hits of [await acme.search(query, { k: 5 }), await acme.exactSearch(query, { k: 5 })]) {
+        expect(hits).toHaveLength(5)
+        expect(hits.map((h) => h.distance)).toEqual(expected.map((e) => expect.closeTo(e.d, 5)))
+        expect(hits.every((h) => h.content.startsWith('c'))).toBe(true)
+      }
+    },
+  )
 
   it('returns min(k, chunks of the tenant) and honours the metadata filter', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'filter_chunks', dimensions: DIM })
     const acme = store.forTenant('acme')
-    await acme.replaceDocument('inv', [0, 1, 2].map((i) => ({ content: `invoice ${i}`, embedding: vec(i), metadata: { kind: 'invoice' } })))
-    await acme.replaceDocument('con', [0, 1].map((i) => ({ content: `contract ${i}`, embedding: vec(i), metadata: { kind: 'contract', year: 2024 } })))
+    await acme.replaceDocument(
+      'inv',
+      [0, 1, 2].map((i) => ({ content: `invoice ${i}`, embedding: vec(i), metadata: { kind: 'invoice' } })),
+    )
+    await acme.replaceDocument(
+      'con',
+      [0, 1].map((i) => ({ content: `contract ${i}`, embedding: vec(i), metadata: { kind: 'contract', year: 2024 } })),
+    )
     expect(await acme.search(vec(0), { k: 10 })).toHaveLength(5)
     const contracts = await acme.search(vec(0), { k: 10, filter: { kind: 'contract' } })
     expect(contracts.map((c) => c.content).sort()).toEqual(['contract 0', 'contract 1'])
@@ -149,7 +179,15 @@ describe('a schema-qualified table', () => {
   it('works end to end outside the search path: indexes found, sized, not rebuilt', async () => {
     await sql`create schema if not exists rag`.execute(t.db)
     const store = await PgVectorStore.open(t.db, { table: 'rag.chunks', dimensions: DIM })
-    await store.bulkIngest(Array.from({ length: 40 }, (_, i) => ({ tenantId: `t${i % 2}`, documentId: `d${i}`, chunkIndex: 0, content: `c${i}`, embedding: vec(i) })))
+    await store.bulkIngest(
+      Array.from({ length: 40 }, (_, i) => ({
+        tenantId: `t${i % 2}`,
+        documentId: `d${i}`,
+        chunkIndex: 0,
+        content: `c${i}`,
+        embedding: vec(i),
+      })),
+    )
     const first = await store.createIndex()
     expect(first).toMatchObject({ built: true, index: 'chunks_embedding_hnsw' })
     expect(first.bytes).toBeGreaterThan(0)
@@ -165,13 +203,23 @@ describe('stats', () => {
   it('counts rows and tenants and sizes heap, TOAST and each index', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'stats_chunks', dimensions: DIM })
     await store.bulkIngest(
-      Array.from({ length: 50 }, (_, i) => ({ tenantId: `t${i % 5}`, documentId: `d${i}`, chunkIndex: 0, content: `c${i}`, embedding: vec(i) })),
+      Array.from({ length: 50 }, (_, i) => ({
+        tenantId: `t${i % 5}`,
+        documentId: `d${i}`,
+        chunkIndex: 0,
+        content: `c${i}`,
+        embedding: vec(i),
+      })),
     )
     await store.createIndex()
     const stats = await store.stats()
     expect(stats.rows).toBe(50)
     expect(stats.tenants).toBe(5)
-    expect(Object.keys(stats.bytes.indexes).sort()).toEqual(['stats_chunks_embedding_hnsw', 'stats_chunks_pkey', 'stats_chunks_search_text_gin'])
+    expect(Object.keys(stats.bytes.indexes).sort()).toEqual([
+      'stats_chunks_embedding_hnsw',
+      'stats_chunks_pkey',
+      'stats_chunks_search_text_gin',
+    ])
     expect(stats.bytes.heap).toBeGreaterThan(0)
     expect(stats.bytes.total).toBeGreaterThanOrEqual(stats.bytes.heap + stats.bytes.indexes.stats_chunks_pkey!)
   })

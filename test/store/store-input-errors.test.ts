@@ -17,7 +17,9 @@ let store: PgVectorStore
 const good = [1, 0, 0, 0]
 
 async function snapshot(): Promise<string> {
-  const { rows } = await sql`select tenant_id, document_id, chunk_index, content, embedding::text from err_chunks order by 1, 2, 3`.execute(t.db)
+  const { rows } = await sql`select tenant_id, document_id, chunk_index, content, embedding::text from err_chunks order by 1, 2, 3`.execute(
+    t.db,
+  )
   return JSON.stringify(rows)
 }
 
@@ -33,7 +35,11 @@ describe('bad input: a typed PgScaleError before anything is sent, nothing writt
   const acme = () => store.forTenant('acme')
   const cases: Array<[string, () => Promise<unknown>, new (...args: any[]) => PgScaleError]> = [
     ['wrong dimension (search)', () => acme().search([1, 2, 3]), DimensionMismatchError],
-    ['wrong dimension (replace)', () => acme().replaceDocument('doc', [{ content: 'x', embedding: [1, 2, 3, 4, 5] }]), DimensionMismatchError],
+    [
+      'wrong dimension (replace)',
+      () => acme().replaceDocument('doc', [{ content: 'x', embedding: [1, 2, 3, 4, 5] }]),
+      DimensionMismatchError,
+    ],
     ['NaN in a vector', () => acme().search([1, Number.NaN, 0, 0]), InvalidArgumentError],
     ['Infinity in a vector', () => acme().replaceDocument('doc', [{ content: 'x', embedding: [1, Infinity, 0, 0] }]), InvalidArgumentError],
     ['a string in a vector', () => acme().search([1, '2', 0, 0] as unknown as number[]), InvalidArgumentError],
@@ -45,12 +51,32 @@ describe('bad input: a typed PgScaleError before anything is sent, nothing writt
     ['k = 2.5', () => acme().search(good, { k: 2.5 }), InvalidArgumentError],
     ['efSearch = 0', () => acme().search(good, { efSearch: 0 }), InvalidArgumentError],
     ['unknown iterative scan', () => acme().search(good, { iterativeScan: 'sideways' as 'off' }), InvalidArgumentError],
-    ['filter that is not an object', () => acme().search(good, { filter: ['kind'] as unknown as Record<string, unknown> }), InvalidArgumentError],
-    ['metadata that is not an object', () => acme().replaceDocument('doc', [{ content: 'x', embedding: good, metadata: 'm' as unknown as Record<string, unknown> }]), InvalidArgumentError],
-    ['unknown distance', () => PgVectorStore.open(t.db, { table: 'other', dimensions: DIM, distance: 'manhattan' as 'l2' }), InvalidArgumentError],
+    [
+      'filter that is not an object',
+      () => acme().search(good, { filter: ['kind'] as unknown as Record<string, unknown> }),
+      InvalidArgumentError,
+    ],
+    [
+      'metadata that is not an object',
+      () => acme().replaceDocument('doc', [{ content: 'x', embedding: good, metadata: 'm' as unknown as Record<string, unknown> }]),
+      InvalidArgumentError,
+    ],
+    [
+      'unknown distance',
+      () => PgVectorStore.open(t.db, { table: 'other', dimensions: DIM, distance: 'manhattan' as 'l2' }),
+      InvalidArgumentError,
+    ],
     ['dimensions = 0', () => PgVectorStore.open(t.db, { table: 'other', dimensions: 0 }), InvalidArgumentError],
-    ['invalid table identifier', () => PgVectorStore.open(t.db, { table: 'Robert"); drop table students;--', dimensions: DIM }), InvalidIdentifierError],
-    ['invalid text search config', () => PgVectorStore.open(t.db, { table: 'other', dimensions: DIM, textSearchConfig: "english'" }), InvalidIdentifierError],
+    [
+      'invalid table identifier',
+      () => PgVectorStore.open(t.db, { table: 'Robert"); drop table students;--', dimensions: DIM }),
+      InvalidIdentifierError,
+    ],
+    [
+      'invalid text search config',
+      () => PgVectorStore.open(t.db, { table: 'other', dimensions: DIM, textSearchConfig: "english'" }),
+      InvalidIdentifierError,
+    ],
     ['HNSW m out of range', () => store.createIndex({ m: 1 }), InvalidArgumentError],
     ['maintenanceWorkMem not a size', () => store.createIndex({ maintenanceWorkMem: '1GB; drop table err_chunks' }), InvalidArgumentError],
   ]
@@ -68,15 +94,25 @@ describe('bad input: a typed PgScaleError before anything is sent, nothing writt
 describe('failures halfway leave the previous state intact', () => {
   it('replaceDocument with a bad vector in its last chunk changes nothing', async () => {
     const before = await snapshot()
-    const chunks = [{ content: 'new 0', embedding: good }, { content: 'new 1', embedding: good }, { content: 'new 2', embedding: [Number.NaN, 0, 0, 0] }]
+    const chunks = [
+      { content: 'new 0', embedding: good },
+      { content: 'new 1', embedding: good },
+      { content: 'new 2', embedding: [Number.NaN, 0, 0, 0] },
+    ]
     await expect(store.forTenant('acme').replaceDocument('doc', chunks)).rejects.toBeInstanceOf(InvalidArgumentError)
     expect(await snapshot()).toBe(before)
   })
 
   it('replaceDocument that the server rejects (a NUL byte in chunk 2) changes nothing', async () => {
     const before = await snapshot()
-    const chunks = [{ content: 'new 0', embedding: good }, { content: 'bad \u0000 byte', embedding: good }]
-    const err = await store.forTenant('acme').replaceDocument('doc', chunks).catch((e: unknown) => e)
+    const chunks = [
+      { content: 'new 0', embedding: good },
+      { content: 'bad \u0000 byte', embedding: good },
+    ]
+    const err = await store
+      .forTenant('acme')
+      .replaceDocument('doc', chunks)
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(DatabaseError)
     expect((err as DatabaseError).sqlState).toBe('22021')
     expect(await snapshot()).toBe(before)

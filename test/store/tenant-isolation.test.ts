@@ -28,12 +28,14 @@ beforeAll(async () => {
 })
 
 function ownRows(tenant: string, rows: SearchResult[]): { checked: number; wrong: number } {
-  const wrong = rows.filter((r) => !(r.documentId.startsWith(`${tenant}/`) || r.documentId === 'shared-id' && r.content.startsWith(`${tenant}:`)))
+  const wrong = rows.filter(
+    (r) => !(r.documentId.startsWith(`${tenant}/`) || (r.documentId === 'shared-id' && r.content.startsWith(`${tenant}:`))),
+  )
   return { checked: rows.length, wrong: wrong.length }
 }
 
 describe('tenant isolation', () => {
-  it('no read returns another tenant\'s row, with writes interleaved (every row checked)', async () => {
+  it("no read returns another tenant's row, with writes interleaved (every row checked)", async () => {
     const totals = { checked: 0, wrong: 0 }
     const add = (r: { checked: number; wrong: number }) => {
       totals.checked += r.checked
@@ -43,7 +45,10 @@ describe('tenant isolation', () => {
       const tenant = store.forTenant(id)
       const queries = queryVectors(spec, id, 6)
       // The same document id in every tenant.
-      await tenant.replaceDocument('shared-id', queries.slice(0, 3).map((embedding, i) => ({ content: `${id}: shared ${i}`, embedding })))
+      await tenant.replaceDocument(
+        'shared-id',
+        queries.slice(0, 3).map((embedding, i) => ({ content: `${id}: shared ${i}`, embedding })),
+      )
       for (const q of queries) {
         add(ownRows(id, await tenant.search(q, { k: 10 })))
         add(ownRows(id, await tenant.search(q, { k: 10, iterativeScan: 'off' })))
@@ -60,10 +65,14 @@ describe('tenant isolation', () => {
     expect(totals.wrong).toBe(0)
   })
 
-  it('deleting a document id shared by every tenant deletes only the caller\'s', async () => {
+  it("deleting a document id shared by every tenant deletes only the caller's", async () => {
     expect(await store.forTenant('t0').deleteDocument('shared-id')).toBe(3)
-    const others = await Promise.all(spec.tenants.slice(1).map(({ id }) => store.forTenant(id).exactSearch(queryVectors(spec, id, 1)[0]!, { k: 1000 })))
-    expect(others.every((rows, i) => rows.filter((r) => r.documentId === 'shared-id').length === 3 && ownRows(`t${i + 1}`, rows).wrong === 0)).toBe(true)
+    const others = await Promise.all(
+      spec.tenants.slice(1).map(({ id }) => store.forTenant(id).exactSearch(queryVectors(spec, id, 1)[0]!, { k: 1000 })),
+    )
+    expect(
+      others.every((rows, i) => rows.filter((r) => r.documentId === 'shared-id').length === 3 && ownRows(`t${i + 1}`, rows).wrong === 0),
+    ).toBe(true)
   })
 
   it('search returns min(k, chunks of the tenant) for tenants smaller and larger than k, even through the shared index', async () => {
@@ -72,7 +81,10 @@ describe('tenant isolation', () => {
       const id = `size-${size}`
       const tenant = store.forTenant(id)
       const q = queryVectors(spec, 't1', 1)[0]!
-      await tenant.replaceDocument('only', Array.from({ length: size }, (_, i) => ({ content: `${id} ${i}`, embedding: queryVectors(spec, 't2', size)[i]! })))
+      await tenant.replaceDocument(
+        'only',
+        Array.from({ length: size }, (_, i) => ({ content: `${id} ${i}`, embedding: queryVectors(spec, 't2', size)[i]! })),
+      )
       for (const iterativeScan of ['relaxed', 'strict', 'off'] as const) {
         const rows = await tenant.search(q, { k: 10, iterativeScan, efSearch: 10 })
         expect(rows, `${id} ${iterativeScan}`).toHaveLength(Math.min(10, size))

@@ -1,6 +1,15 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { countRecall, explain, indexesUsed, PgVectorStore, recallOf, type OptimizeResult, type RecallCount, type SearchOptions } from '../../src/index.js'
+import {
+  countRecall,
+  explain,
+  indexesUsed,
+  PgVectorStore,
+  recallOf,
+  type OptimizeResult,
+  type RecallCount,
+  type SearchOptions,
+} from '../../src/index.js'
 import { renderStatements } from '../../src/bench-kit.js'
 import { tenantIndexName } from '../../src/bench-kit.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
@@ -51,7 +60,8 @@ beforeAll(async () => {
   await store.createIndex({ onProgress: (p) => progress.push(p.phase) })
   await sql`analyze tier_chunks`.execute(t.db)
   // What a shared index gives with pgvector's defaults (ef_search 40, no iterative scan).
-  for (const tenant of [...classes.large, ...classes.mid]) sharedOnly[tenant] = await recallAt10(tenant, { efSearch: 40, iterativeScan: 'off', exactFallback: false })
+  for (const tenant of [...classes.large, ...classes.mid])
+    sharedOnly[tenant] = await recallAt10(tenant, { efSearch: 40, iterativeScan: 'off', exactFallback: false })
   report = await store.optimize()
 }, 300_000)
 
@@ -59,7 +69,10 @@ describe('tenant tiers', () => {
   it('optimize gives each tenant above the threshold, or planned on the shared index, its own index', () => {
     console.log('[tiers] optimize:', JSON.stringify({ built: report.built.map((b) => [b.tenantId, b.reason]), shared: report.sharedIndex }))
     expect(report.ownIndexAbove).toBe(5000)
-    const bySize = report.built.filter((b) => b.reason === 'size').map((b) => b.tenantId).sort()
+    const bySize = report.built
+      .filter((b) => b.reason === 'size')
+      .map((b) => b.tenantId)
+      .sort()
     expect(bySize).toEqual(['large-a', 'large-b'])
     // Whatever the planner still sent to the shared index got its own: the shared index serves no one.
     expect(report.built.filter((b) => b.reason === 'planner').every((b) => b.rows >= 1000 && b.rows <= 5000)).toBe(true)
@@ -74,7 +87,11 @@ describe('tenant tiers', () => {
     for (const [cls, tenants] of Object.entries(classes)) {
       for (const tenant of tenants) recalls[`${cls}:${tenant}`] = await recallAt10(tenant)
     }
-    console.log('[tiers] recall@10 on the shared index, ef_search 40, no iterative scan:', JSON.stringify(sharedOnly), JSON.stringify(report.sharedIndex))
+    console.log(
+      '[tiers] recall@10 on the shared index, ef_search 40, no iterative scan:',
+      JSON.stringify(sharedOnly),
+      JSON.stringify(report.sharedIndex),
+    )
     console.log('[tiers] recall@10 after optimize:', JSON.stringify(recalls))
     // HNSW graphs are built with random levels, so one tenant's recall on 50 queries varies from
     // build to build: over 16 runs of this file on the project's machine, every tenant's recall was

@@ -15,15 +15,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let provisioned: ProvisionedDatabase | undefined
   let target: TestTarget
   // Every registered provider with a URL other processes can use (all but the in-process one).
-  const serverChecks = providers().filter((p) => !p.inProcess).map((p) => ({
-    provider: p.name,
-    check: checkProvider(p.name, { url }),
-  }))
+  const serverChecks = providers()
+    .filter((p) => !p.inProcess)
+    .map((p) => ({
+      provider: p.name,
+      check: checkProvider(p.name, { url }),
+    }))
   const noServer = requested === 'auto' && serverChecks.every((s) => !s.check.available)
   if (requested === 'embedded' || noServer) {
-    const skipped = noServer
-      ? serverChecks.map((s) => ({ provider: s.provider, reason: s.check.available ? '' : s.check.reason }))
-      : []
+    const skipped = noServer ? serverChecks.map((s) => ({ provider: s.provider, reason: s.check.available ? '' : s.check.reason })) : []
     target = { provider: 'embedded', skipped }
   } else {
     provisioned = await provision({
@@ -44,7 +44,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const info = provisioned?.info
   console.log(
     `[pgscale tests] provider=${target.provider}` +
-      (info ? ` postgres=${info.serverVersion} pgvector=${info.pgvectorVersion}` : ' (PGlite: PostgreSQL 17 + pgvector 0.8.1, one instance per file)') +
+      (info
+        ? ` postgres=${info.serverVersion} pgvector=${info.pgvectorVersion}`
+        : ' (PGlite: PostgreSQL 17 + pgvector 0.8.1, one instance per file)') +
       (target.skipped.length ? `; skipped: ${target.skipped.map((s) => `${s.provider} (${s.reason})`).join('; ')}` : ''),
   )
   project.provide('pgscaleTarget', target)

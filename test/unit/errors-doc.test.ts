@@ -7,13 +7,16 @@ describe('the error table in docs/database.md', () => {
   it('lists exactly the exported PgScaleError classes, each with the code it carries', () => {
     const doc = readFileSync(new URL('../../docs/database.md', import.meta.url), 'utf8')
     const table = doc.slice(doc.indexOf('| class | `code` | when |'))
-    const documented = new Map(
-      [...table.matchAll(/^\| `(\w+Error)`[^|]*\| `([A-Z_]+)` \|/gm)].map((m) => [m[1]!, m[2]!]),
-    )
+    const documented = new Map([...table.matchAll(/^\| `(\w+Error)`[^|]*\| `([A-Z_]+)` \|/gm)].map((m) => [m[1]!, m[2]!]))
     const classes = Object.entries(pgscale).filter(
       ([, value]) => typeof value === 'function' && (value === pgscale.PgScaleError || value.prototype instanceof pgscale.PgScaleError),
     )
-    expect([...documented.keys()].sort()).toEqual(classes.map(([name]) => name).filter((n) => n !== 'PgScaleError').sort())
+    expect([...documented.keys()].sort()).toEqual(
+      classes
+        .map(([name]) => name)
+        .filter((n) => n !== 'PgScaleError')
+        .sort(),
+    )
     const codes: Record<string, string> = {
       InvalidArgumentError: new pgscale.InvalidArgumentError('x').code,
       InvalidIdentifierError: new pgscale.InvalidIdentifierError('x', 'y').code,

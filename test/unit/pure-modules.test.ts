@@ -13,7 +13,8 @@ describe('binary COPY encoding', () => {
   it('writes the header, a row of text, int4, jsonb and vector fields, and the trailer, big-endian', () => {
     const bytes = new BinaryCopyWriter().header().row(4).text('é').int4(-2).jsonb('{}').vector([1.5, -2]).trailer().take()
     const expected = Buffer.concat([
-      Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.from([0, 0, 0, 0, 0, 0, 0, 0]),
+      Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'),
+      Buffer.from([0, 0, 0, 0, 0, 0, 0, 0]),
       Buffer.from([0, 4]),
       Buffer.from([0, 0, 0, 2, 0xc3, 0xa9]),
       Buffer.from([0, 0, 0, 4, 0xff, 0xff, 0xff, 0xfe]),
@@ -45,10 +46,14 @@ describe('local months', () => {
 
 describe('SET LOCAL rendering', () => {
   it('renders validated settings, with the Citus prefix when asked, and refuses anything else', () => {
-    expect(renderSetLocal({ 'hnsw.ef_search': 100, 'hnsw.iterative_scan': 'relaxed_order' }, false))
-      .toBe("SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
+    expect(renderSetLocal({ 'hnsw.ef_search': 100, 'hnsw.iterative_scan': 'relaxed_order' }, false)).toBe(
+      "SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'",
+    )
     expect(renderSetLocal({ work_mem: '64MB' }, true)).toBe("SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL work_mem = '64MB'")
-    expect(renderSessionSettings({ maintenance_work_mem: '1GB' })).toEqual({ set: "SET maintenance_work_mem = '1GB'", reset: 'RESET maintenance_work_mem' })
+    expect(renderSessionSettings({ maintenance_work_mem: '1GB' })).toEqual({
+      set: "SET maintenance_work_mem = '1GB'",
+      reset: 'RESET maintenance_work_mem',
+    })
     for (const bad of [{ "x'; drop table t; --": 1 }, { work_mem: "1'; drop" }, { work_mem: Number.NaN }, { 'a.b.c': 1 }]) {
       expect(() => renderSetLocal(bad as never, false)).toThrow(InvalidArgumentError)
     }
@@ -57,7 +62,7 @@ describe('SET LOCAL rendering', () => {
   it('never lets a quote, semicolon or space into the SQL, whatever the value (seeded property check)', () => {
     let seed = 7
     const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed)
-    const alphabet = "abcXYZ019_.-'; \\\"$()\n"
+    const alphabet = 'abcXYZ019_.-\'; \\"$()\n'
     for (let i = 0; i < 2000; i++) {
       const value = Array.from({ length: 1 + (next() % 12) }, () => alphabet[next() % alphabet.length]).join('')
       try {
@@ -76,7 +81,15 @@ describe('plan shapes', () => {
     const plan = {
       Plan: {
         'Node Type': 'Limit',
-        Plans: [{ 'Node Type': 'Index Scan', 'Index Name': 'chunks_pkey', 'Relation Name': 'chunks', 'Index Cond': "((tenant_id = 'acme'::text) AND (document_id = $2))", 'Total Cost': 9 }],
+        Plans: [
+          {
+            'Node Type': 'Index Scan',
+            'Index Name': 'chunks_pkey',
+            'Relation Name': 'chunks',
+            'Index Cond': "((tenant_id = 'acme'::text) AND (document_id = $2))",
+            'Total Cost': 9,
+          },
+        ],
       },
       sql: 'select …',
     }
@@ -87,7 +100,9 @@ describe('plan shapes', () => {
 
 describe('recall and tuning arithmetic', () => {
   it('counts ties as hits, combines only known measures, and adds a sampling margin', () => {
-    expect(countRecall([{ documentId: 'a', chunkIndex: 0, distance: 0.2 }], [{ documentId: 'b', chunkIndex: 0, distance: 0.2005 }])).toEqual({ hits: 1, idHits: 0, expected: 1 })
+    expect(
+      countRecall([{ documentId: 'a', chunkIndex: 0, distance: 0.2 }], [{ documentId: 'b', chunkIndex: 0, distance: 0.2005 }]),
+    ).toEqual({ hits: 1, idHits: 0, expected: 1 })
     expect(combinerOf('count(distinct x)')).toBeUndefined()
     expect(requiredOnSample(0.98, 2000)).toBeCloseTo(0.98515, 4)
     expect(requiredOnSample(1, 2000)).toBe(1)

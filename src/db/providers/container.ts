@@ -5,15 +5,26 @@ import { connect } from '../connect.js'
 import { configureTestcontainers, findContainerEngine } from './container-engine.js'
 import { registerExitCleanup } from './exit-cleanup.js'
 import { optionalImport } from './optional-import.js'
-import { DEFAULT_SERVER_SETTINGS, describeProvisioned, settingArgs, type Provider, type ProvisionOptions, type Provisioned } from './provider.js'
+import {
+  DEFAULT_SERVER_SETTINGS,
+  describeProvisioned,
+  settingArgs,
+  type Provider,
+  type ProvisionOptions,
+  type Provisioned,
+} from './provider.js'
 
 /** Removes podman containers carrying this start's label (best effort, synchronous). */
 function removeContainersLabelled(label: string): void {
-  const ids = spawnSync('podman', ['ps', '-aq', '--filter', `label=pgscale.start=${label}`], { encoding: 'utf8', timeout: 20_000 }).stdout?.split('\n').filter(Boolean) ?? []
+  const ids =
+    spawnSync('podman', ['ps', '-aq', '--filter', `label=pgscale.start=${label}`], { encoding: 'utf8', timeout: 20_000 })
+      .stdout?.split('\n')
+      .filter(Boolean) ?? []
   if (ids.length) spawnSync('podman', ['rm', '--force', '--time', '0', ...ids], { stdio: 'ignore', timeout: 20_000 })
 }
 
-const NO_ENGINE = 'no container engine (no DOCKER_HOST, no Docker socket, no podman socket); start Docker, or run `npm run container:setup` (podman), or use "local"/"embedded"'
+const NO_ENGINE =
+  'no container engine (no DOCKER_HOST, no Docker socket, no podman socket); start Docker, or run `npm run container:setup` (podman), or use "local"/"embedded"'
 
 /**
  * `container`: Testcontainers on a Docker-API engine — Docker with `pgvector/pgvector:pg17`, or
@@ -32,8 +43,11 @@ async function startContainer(options: ProvisionOptions): Promise<Provisioned> {
   configureTestcontainers(engine)
   const image = options.image ?? process.env.PGSCALE_CONTAINER_IMAGE ?? engine.defaultImage
   const startLabel = randomUUID()
-  const [{ PostgreSqlContainer }, { Wait }] = await optionalImport('container', '@testcontainers/postgresql testcontainers', '^11.14.0', () =>
-    Promise.all([import('@testcontainers/postgresql'), import('testcontainers')]),
+  const [{ PostgreSqlContainer }, { Wait }] = await optionalImport(
+    'container',
+    '@testcontainers/postgresql testcontainers',
+    '^11.14.0',
+    () => Promise.all([import('@testcontainers/postgresql'), import('testcontainers')]),
   )
   let container: Awaited<ReturnType<InstanceType<typeof PostgreSqlContainer>['start']>>
   try {
@@ -43,7 +57,9 @@ async function startContainer(options: ProvisionOptions): Promise<Provisioned> {
     if (engine.kind === 'podman') {
       // PostgreSqlContainer waits for a Docker health check; podman runs health checks from systemd
       // timers, which these machines lack: wait for the server's own line and the port instead.
-      definition = definition.withWaitStrategy(Wait.forAll([Wait.forLogMessage(/database system is ready to accept connections/), Wait.forListeningPorts()]))
+      definition = definition.withWaitStrategy(
+        Wait.forAll([Wait.forLogMessage(/database system is ready to accept connections/), Wait.forListeningPorts()]),
+      )
     }
     container = await definition.withLabels({ 'pgscale.start': startLabel }).start()
   } catch (err) {
@@ -58,9 +74,10 @@ async function startContainer(options: ProvisionOptions): Promise<Provisioned> {
   }
   // Without Ryuk (podman), nothing else removes the container if the process ends before stop().
   const id = container.getId()
-  const unregister = engine.kind === 'podman'
-    ? registerExitCleanup(() => void spawnSync('podman', ['rm', '--force', '--time', '0', id], { stdio: 'ignore', timeout: 20_000 }))
-    : () => {}
+  const unregister =
+    engine.kind === 'podman'
+      ? registerExitCleanup(() => void spawnSync('podman', ['rm', '--force', '--time', '0', id], { stdio: 'ignore', timeout: 20_000 }))
+      : () => {}
   const url = container.getConnectionUri()
   const stopContainer = async () => {
     try {

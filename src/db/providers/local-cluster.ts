@@ -24,10 +24,13 @@ const unregisters = new WeakMap<ChildProcess, () => void>()
 /** Kills the server and removes its directory when the process exits before `stop()`. */
 function trackCluster(entry: { child: ChildProcess; dir: string }, add: boolean): void {
   if (add) {
-    unregisters.set(entry.child, registerExitCleanup(() => {
-      entry.child.kill('SIGQUIT')
-      rmSync(entry.dir, { recursive: true, force: true })
-    }))
+    unregisters.set(
+      entry.child,
+      registerExitCleanup(() => {
+        entry.child.kill('SIGQUIT')
+        rmSync(entry.dir, { recursive: true, force: true })
+      }),
+    )
   } else {
     unregisters.get(entry.child)?.()
     unregisters.delete(entry.child)
@@ -54,10 +57,16 @@ async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()
-    server.on('error', (err) => reject(new ProviderUnavailableError('local', `no free TCP port on 127.0.0.1: ${err.message}`, { cause: err })))
+    server.on('error', (err) =>
+      reject(new ProviderUnavailableError('local', `no free TCP port on 127.0.0.1: ${err.message}`, { cause: err })),
+    )
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new ProviderUnavailableError('local', 'no free TCP port on 127.0.0.1'))))
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new ProviderUnavailableError('local', 'no free TCP port on 127.0.0.1')),
+      )
     })
   })
 }
@@ -70,7 +79,8 @@ function waitForReady(child: ChildProcess, logOf: () => string, timeoutMs: numbe
       output += chunk.toString()
       if (output.includes('database system is ready to accept connections')) done()
     }
-    const onExit = (code: number | null) => done(new ProviderUnavailableError('local', `server exited with code ${code}: ${logOf() || output}`))
+    const onExit = (code: number | null) =>
+      done(new ProviderUnavailableError('local', `server exited with code ${code}: ${logOf() || output}`))
     function done(err?: Error) {
       clearTimeout(timer)
       child.stderr?.off('data', onData)
@@ -97,6 +107,53 @@ function waitForReady(child: ChildProcess, logOf: () => string, timeoutMs: numbe
  * ```
  */
 export async function startLocalCluster(binaries: LocalBinaries, settings: ServerSettings): Promise<LocalCluster> {
+  const cluster = initCluster(binaries)
+  const { dir, dataDir, password } = cluster
+  let lastError: unknown
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort()
+    let entry: RunningServer
+    try {
+      entry = await startServer(cluster, binaries, settings, port)
+    } catch (err) {
+      lastError = err
+      continue
+    }
+    let stopped: Promise<void> | undefined
+    return {
+      url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+      port,
+      dataDir,
+      async restart() {
+        await stopServer(entry)
+        entry = await startServer(cluster, binaries, settings, port)
+      },
+      stop() {
+        stopped ??= stopServer(entry).then(() => rmSync(dir, { recursive: true, force: true }))
+        return stopped
+      },
+    }
+  }
+  rmSync(dir, { recursive: true, force: true })
+  throw new ProviderUnavailableError('local', `could not start postgres: ${String(lastError)}`, { cause: lastError })
+}
+
+/** A cluster's directory (socket, data), its superuser's password, and the user its processes run as. */
+interface InitializedCluster {
+  dir: string
+  dataDir: string
+  password: string
+  spawnAs: { uid?: number; gid?: number }
+}
+
+/** A running server process and the directory it belongs to. */
+interface RunningServer {
+  child: ChildProcess
+  dir: string
+}
+
+/** `initdb` into a fresh temporary directory, owned by `postgres` when running as root. */
+function initCluster(binaries: LocalBinaries): InitializedCluster {
   const owner = postgresUser()
   const dir = mkdtempSync(join(tmpdir(), 'pgscale-local-'))
   if (owner) chownSync(dir, owner.uid, owner.gid)
@@ -118,73 +175,54 @@ export async function startLocalCluster(binaries: LocalBinaries, settings: Serve
     rmSync(dir, { recursive: true, force: true })
     throw new ProviderUnavailableError('local', `initdb failed: ${(init.stderr || init.stdout || String(init.error)).trim()}`)
   }
+  return { dir, dataDir, password, spawnAs }
+}
 
-  /** Starts the server on `port`; resolves once it accepts connections. */
-  const startServer = async (port: number): Promise<{ child: ChildProcess; dir: string }> => {
-    const child = spawn(
-      join(binaries.binDir, 'postgres'),
-      ['-D', dataDir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', ...settingArgs(settings)],
-      { ...spawnAs, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
-    )
-    const entry = { child, dir }
-    trackCluster(entry, true)
-    let log = ''
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (log.length < 20_000) log += chunk.toString()
-    })
-    try {
-      await waitForReady(child, () => log, 30_000)
-    } catch (err) {
+/** Starts the server on `port`; resolves once it accepts connections. */
+async function startServer(
+  cluster: InitializedCluster,
+  binaries: LocalBinaries,
+  settings: ServerSettings,
+  port: number,
+): Promise<RunningServer> {
+  const { dir, dataDir, spawnAs } = cluster
+  const child = spawn(
+    join(binaries.binDir, 'postgres'),
+    ['-D', dataDir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', ...settingArgs(settings)],
+    { ...spawnAs, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+  )
+  const entry = { child, dir }
+  trackCluster(entry, true)
+  let log = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (log.length < 20_000) log += chunk.toString()
+  })
+  try {
+    await waitForReady(child, () => log, 30_000)
+  } catch (err) {
+    trackCluster(entry, false)
+    child.kill('SIGKILL')
+    throw err
+  }
+  // Keep draining stderr so the server never blocks on a full pipe.
+  child.stderr?.resume()
+  return entry
+}
+
+/** Fast shutdown of the server; resolves when it has exited. */
+function stopServer(entry: RunningServer): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const { child } = entry
+    const finish = () => {
       trackCluster(entry, false)
-      child.kill('SIGKILL')
-      throw err
+      resolve()
     }
-    // Keep draining stderr so the server never blocks on a full pipe.
-    child.stderr?.resume()
-    return entry
-  }
-  /** Fast shutdown of the server; resolves when it has exited. */
-  const stopServer = (entry: { child: ChildProcess; dir: string }): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const { child } = entry
-      const finish = () => {
-        trackCluster(entry, false)
-        resolve()
-      }
-      if (child.exitCode !== null || child.signalCode !== null) return finish()
-      const kill = setTimeout(() => child.kill('SIGKILL'), 10_000)
-      child.once('exit', () => {
-        clearTimeout(kill)
-        finish()
-      })
-      child.kill('SIGINT')
+    if (child.exitCode !== null || child.signalCode !== null) return finish()
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    child.once('exit', () => {
+      clearTimeout(kill)
+      finish()
     })
-
-  let lastError: unknown
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort()
-    let entry: { child: ChildProcess; dir: string }
-    try {
-      entry = await startServer(port)
-    } catch (err) {
-      lastError = err
-      continue
-    }
-    let stopped: Promise<void> | undefined
-    return {
-      url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-      port,
-      dataDir,
-      async restart() {
-        await stopServer(entry)
-        entry = await startServer(port)
-      },
-      stop() {
-        stopped ??= stopServer(entry).then(() => rmSync(dir, { recursive: true, force: true }))
-        return stopped
-      },
-    }
-  }
-  rmSync(dir, { recursive: true, force: true })
-  throw new ProviderUnavailableError('local', `could not start postgres: ${String(lastError)}`, { cause: lastError })
+    child.kill('SIGINT')
+  })
 }

@@ -16,7 +16,11 @@ export async function optionalImport<T>(provider: string, pkg: string, range: st
   } catch (err) {
     const code = (err as { code?: string }).code
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new ProviderUnavailableError(provider, `provider "${provider}" needs ${pkg}, an optional dependency of pgscale: npm install ${pkg}@${range}`, { cause: err })
+      throw new ProviderUnavailableError(
+        provider,
+        `provider "${provider}" needs ${pkg}, an optional dependency of pgscale: npm install ${pkg}@${range}`,
+        { cause: err },
+      )
     }
     throw err
   }

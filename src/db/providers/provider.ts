@@ -80,7 +80,12 @@ export interface Provider {
  * The handle, its URL and `stop()` (idempotent: closes the handle, then `stop` the rest), with
  * the server's versions and settings read once.
  */
-export async function describeProvisioned(provider: string, db: Database, url: string | undefined, stop: () => Promise<void>): Promise<Provisioned> {
+export async function describeProvisioned(
+  provider: string,
+  db: Database,
+  url: string | undefined,
+  stop: () => Promise<void>,
+): Promise<Provisioned> {
   let stopped: Promise<void> | undefined
   const info = await closeOnFailure(db, () => readServerInfo(db, provider), stop)
   return { db, url, info, stop: () => (stopped ??= db.close().finally(stop)) }

@@ -42,6 +42,7 @@ export function providers(): Provider[] {
 /** The provider of that name, or a typed error listing the names. */
 export function providerNamed(name: string): Provider {
   const provider = registry.get(name)
-  if (!provider) throw new InvalidArgumentError(`unknown provider ${JSON.stringify(name)}: use one of ${['auto', ...registry.keys()].join(', ')}`)
+  if (!provider)
+    throw new InvalidArgumentError(`unknown provider ${JSON.stringify(name)}: use one of ${['auto', ...registry.keys()].join(', ')}`)
   return provider
 }

@@ -10,7 +10,7 @@ export const urlProvider: Provider = {
   name: 'url',
   auto: 'exclusive',
   check: (options) =>
-    options.url ?? process.env.DATABASE_URL
+    (options.url ?? process.env.DATABASE_URL)
       ? { available: true }
       : { available: false, reason: 'no URL given (--pg URL) and DATABASE_URL is not set' },
   async start(options) {

@@ -1,0 +1,111 @@
+import { spawnSync } from 'node:child_process'
+import { closeSync, openSync, writeSync } from 'node:fs'
+import type pg from 'pg'
+import type { IngestRow, PgVectorStore } from '../../src/index.js'
+import { bareBinaryCopy } from '../baselines/raw-copy.js'
+import type { LangChainIngest } from './langchain.js'
+import { readRowFile } from './row-file.js'
+
+const COLUMNS = 'tenant_id, document_id, chunk_index, content, metadata, embedding'
+
+/** Where the ingest methods read the same rows from, and where they write them. */
+export interface IngestInputs {
+  store: PgVectorStore
+  raw: pg.Client
+  url: string
+  table: string
+  /** The rows as {@link writeRowFile} wrote them. */
+  rowFile: string
+  /** The same rows as COPY text, for psql. */
+  tsvFile: string
+  langchain?: LangChainIngest
+}
+
+/**
+ * The ingest methods compared side by side, each loading the rows of one file into an empty table.
+ *
+ * ### Examples
+ * ```ts
+ * for (const [name, load] of Object.entries(ingestMethods(inputs))) await load()
+ * ```
+ */
+export function ingestMethods(x: IngestInputs): Record<string, () => Promise<void>> {
+  const methods: Record<string, () => Promise<void>> = {
+    'store.bulkIngest (binary COPY)': async () => void (await x.store.bulkIngest(readRowFile(x.rowFile))),
+    'bare Node binary COPY (pg-copy-streams)': () => bareBinaryCopy(x.raw, x.table, readRowFile(x.rowFile)),
+    'psql \\copy (text)': async () => {
+      const r = spawnSync('psql', [x.url, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy ${x.table} (${COLUMNS}) from '${x.tsvFile}'`], {
+        encoding: 'utf8',
+      })
+      if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`)
+    },
+    'Node pg multi-row INSERT ×500': () => multiRowInsert(x.raw, x.table, readRowFile(x.rowFile)),
+  }
+  if (x.langchain) methods['LangChain.js PGVectorStore.addDocuments'] = () => x.langchain!.add(x.url, readRowFile(x.rowFile))
+  return methods
+}
+
+/**
+ * Writes rows as COPY text (tab-separated, escaped), streamed in slices.
+ *
+ * ### Examples
+ * ```ts
+ * writeCopyText('/tmp/rows.tsv', readRowFile('/tmp/rows.bin'))
+ * ```
+ */
+export function writeCopyText(path: string, rows: Iterable<IngestRow>): void {
+  const fd = openSync(path, 'w')
+  try {
+    let lines: string[] = []
+    for (const r of rows) {
+      lines.push(
+        [
+          r.tenantId,
+          r.documentId,
+          r.chunkIndex,
+          escapeCopyText(r.content),
+          escapeCopyText(JSON.stringify(r.metadata ?? {})),
+          `[${Array.from(r.embedding).join(',')}]`,
+        ].join('\t'),
+      )
+      if (lines.length === 1000) {
+        writeSync(fd, lines.join('\n') + '\n')
+        lines = []
+      }
+    }
+    if (lines.length) writeSync(fd, lines.join('\n') + '\n')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function escapeCopyText(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+}
+
+/** The hand-written alternative: multi-row INSERTs of 500 rows, parameters bound. */
+async function multiRowInsert(client: pg.Client, table: string, rows: Iterable<IngestRow>): Promise<void> {
+  let batch: IngestRow[] = []
+  const send = async () => {
+    const params: unknown[] = []
+    const values = batch.map((r, j) => {
+      params.push(
+        r.tenantId,
+        r.documentId,
+        r.chunkIndex,
+        r.content,
+        JSON.stringify(r.metadata ?? {}),
+        `[${Array.from(r.embedding).join(',')}]`,
+      )
+      const b = j * 6
+      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`
+    })
+    await client.query(`insert into ${table} (${COLUMNS}) values ${values.join(', ')}`, params)
+    batch = []
+  }
+  for (const r of rows) {
+    batch.push(r)
+    if (batch.length === 500) await send()
+  }
+  if (batch.length) await send()
+}

@@ -1,0 +1,86 @@
+import { CompiledQuery, sql } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { ResolvedStoreConfig } from './store-config.js'
+import type { StoreStatements } from './store-sql.js'
+
+/** A tenant and how many chunks it holds. */
+export interface TenantSize {
+  tenantId: string
+  rows: number
+}
+
+/**
+ * The store's HNSW indexes with their definitions.
+ *
+ * ### Examples
+ * ```ts
+ * for (const { name, definition } of await hnswIndexes(db, config)) console.log(name, definition)
+ * ```
+ */
+export async function hnswIndexes(db: Database, config: ResolvedStoreConfig): Promise<Array<{ name: string; definition: string }>> {
+  const { rows } = await sql<{ name: string; definition: string }>`
+    select i.relname as name, pg_get_indexdef(i.oid) as definition
+    from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
+    where x.indrelid = to_regclass(${config.qualified}) and am.amname = 'hnsw'`.execute(db)
+  return rows
+}
+
+/**
+ * The planner's row estimate of the store's table (`reltuples`), or undefined if it has none.
+ *
+ * ### Examples
+ * ```ts
+ * const rows = (await estimatedRows(db, config)) ?? 0
+ * ```
+ */
+export async function estimatedRows(db: Database, config: ResolvedStoreConfig): Promise<number | undefined> {
+  const { rows } = await sql<{
+    n: number
+  }>`select reltuples::float8 as n from pg_class where oid = to_regclass(${config.qualified})`.execute(db)
+  return rows[0] ? Math.max(0, rows[0].n) : undefined
+}
+
+/**
+ * Every tenant with its chunk count, largest first (ties by id).
+ *
+ * ### Examples
+ * ```ts
+ * const [largest] = await tenantSizes(db, config)
+ * ```
+ */
+export async function tenantSizes(db: Database, config: ResolvedStoreConfig): Promise<TenantSize[]> {
+  const { rows } = await sql<{ tenant_id: string; rows: number }>`
+    select tenant_id, count(*)::int as rows from ${sql.raw(config.qualified)} group by tenant_id order by count(*) desc, tenant_id`.execute(
+    db,
+  )
+  return rows.map((r) => ({ tenantId: r.tenant_id, rows: r.rows }))
+}
+
+/**
+ * Whether the plan of a tenant's search (at the store's default settings, relaxed iterative scan)
+ * uses `index`.
+ *
+ * ### Examples
+ * ```ts
+ * if (await planUsesIndex(db, config, statements, 'acme', 'rag_chunks_embedding_hnsw')) console.log('shared index')
+ * ```
+ */
+export async function planUsesIndex(
+  db: Database,
+  config: ResolvedStoreConfig,
+  statements: StoreStatements,
+  tenantId: string,
+  index: string,
+): Promise<boolean> {
+  const probe = new Array<number>(config.dimensions).fill(0)
+  probe[0] = 1
+  const text = `explain (format json) ${statements.search}`
+  const plan = await db.transaction(
+    async (trx) => {
+      const result = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(text, [tenantId, `[${probe.join(',')}]`, 10]))
+      return JSON.stringify(result.rows[0]?.['QUERY PLAN'])
+    },
+    { settings: { 'hnsw.ef_search': config.defaultEfSearch, 'hnsw.iterative_scan': 'relaxed_order' } },
+  )
+  return plan.includes(`"Index Name":"${index}"`)
+}

@@ -1,0 +1,43 @@
+import { sql } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { ResolvedStoreConfig } from './store-config.js'
+
+/** Sizes of the store's table and indexes. */
+export interface StoreStats {
+  rows: number
+  tenants: number
+  bytes: { heap: number; toast: number; indexes: Record<string, number>; total: number }
+}
+
+/**
+ * Rows, tenants and bytes of a store's table: heap, TOAST, each index, total.
+ *
+ * ### Examples
+ * ```ts
+ * const { rows, bytes } = await storeStats(db, store.config)
+ * ```
+ */
+export async function storeStats(db: Database, config: ResolvedStoreConfig): Promise<StoreStats> {
+  const t = sql.raw(config.qualified)
+  const { rows: counts } = await sql<{ rows: number; tenants: number }>`
+    select count(*)::int as rows, count(distinct tenant_id)::int as tenants from ${t}`.execute(db)
+  const { rows: rel } = await sql<{ heap: string; toast: string; total: string }>`
+    select pg_relation_size(c.oid)::text as heap,
+      (case when c.reltoastrelid = 0 then 0 else pg_total_relation_size(c.reltoastrelid) end)::text as toast,
+      pg_total_relation_size(c.oid)::text as total
+    from pg_class c where c.oid = to_regclass(${config.qualified})`.execute(db)
+  const { rows: idx } = await sql<{ name: string; bytes: string }>`
+    select i.relname as name, pg_relation_size(i.oid)::text as bytes
+    from pg_index x join pg_class i on i.oid = x.indexrelid
+    where x.indrelid = to_regclass(${config.qualified}) order by i.relname`.execute(db)
+  return {
+    rows: counts[0]?.rows ?? 0,
+    tenants: counts[0]?.tenants ?? 0,
+    bytes: {
+      heap: Number(rel[0]?.heap ?? 0),
+      toast: Number(rel[0]?.toast ?? 0),
+      indexes: Object.fromEntries(idx.map((r) => [r.name, Number(r.bytes)])),
+      total: Number(rel[0]?.total ?? 0),
+    },
+  }
+}

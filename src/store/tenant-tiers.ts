@@ -1,0 +1,286 @@
+import { CompiledQuery, sql } from 'kysely'
+import type { Database } from '../db/database.js'
+import { InvalidArgumentError } from '../errors.js'
+import { quoteQualified } from '../sql/quote.js'
+import { indexBytes, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
+import { storeIndexNames, tenantIndexName } from './index-names.js'
+import { hnswIndexes, planUsesIndex, tenantSizes, type TenantSize } from './store-catalog.js'
+import type { ResolvedStoreConfig } from './store-config.js'
+import type { StoreStatements } from './store-sql.js'
+import type { TenantStore } from './tenant-store.js'
+import type { TuningCache } from './tenant-tuning.js'
+import {
+  DEFAULT_TARGET_RECALL,
+  stillTuned,
+  tuneTenant,
+  tuningParameters,
+  type RecallTuningOptions,
+  type TenantTuningReport,
+} from './tune-recall.js'
+
+/**
+ * Tenants above this many chunks get their own partial HNSW index from `optimize()`. Below it,
+ * the primary key + an exact sort serves a search with recall 1.0 in about 1 µs per chunk on
+ * the project's machine (docs/store.md), so 5,000 chunks stay near a few milliseconds.
+ */
+export const DEFAULT_OWN_INDEX_ABOVE = 5000
+
+/** Options of `PgVectorStore.optimize`. */
+export interface OptimizeOptions {
+  /** Tenants with more chunks than this get their own partial HNSW index. Default {@link DEFAULT_OWN_INDEX_ABOVE}. */
+  ownIndexAbove?: number
+  /** Drop the shared HNSW index when no remaining tenant is served by it. Default false. */
+  dropUnusedSharedIndex?: boolean
+  /**
+   * While a shared HNSW index exists, a tenant below `ownIndexAbove` that the planner would still
+   * send to it (a filtered walk of a shared graph, whose recall is luck) also gets its own index,
+   * if it has at least this many chunks. Default 1,000.
+   */
+  minOwnIndex?: number
+  /** At most this many tenant indexes are built by one call. Default 200. */
+  maxNewIndexes?: number
+  /** Build options of the tenant indexes. */
+  indexBuild?: IndexBuildOptions
+  /** Build (and drop) indexes without blocking writes: `CREATE INDEX CONCURRENTLY`. Default false. */
+  concurrently?: boolean
+  /**
+   * The tie-aware recall@10 every tenant with its own index is tuned to (on a seeded sample of its
+   * chunks): the cheapest `ef_search` that meets it, else a rebuild of its index with a larger
+   * graph, else the exact path. Kept per tenant in the store's tuning table; `search` uses it.
+   * Default {@link DEFAULT_TARGET_RECALL} (0.98); `null` skips tuning.
+   */
+  targetRecall?: number | null
+  /** How tuning searches (steps, latency bound, rebuilds, sample). */
+  tuning?: RecallTuningOptions
+}
+
+/** What `PgVectorStore.optimize` found and did. */
+export interface OptimizeResult {
+  ownIndexAbove: number
+  tenants: { total: number; withOwnIndex: number; withoutOwnIndex: number }
+  /** Tenant indexes built by this call, and why: above the threshold, or the planner chose the shared index. */
+  built: Array<{ tenantId: string; rows: number; index: string; seconds: number; bytes: number; reason: 'size' | 'planner' }>
+  /** Tenants that already had their own index. */
+  alreadyIndexed: string[]
+  /** The shared HNSW index, if any: does the planner still use it for any tenant without its own index? */
+  sharedIndex: null | {
+    name: string
+    bytes: number
+    servesAnyone: boolean
+    probedTenant?: { tenantId: string; rows: number }
+    dropped: boolean
+  }
+  /** Recall tuning: the target, each tenant tuned by this call, and those whose tuning still held. */
+  tuning: { targetRecall: number | null; tenants: TenantTuningReport[]; unchanged: string[] }
+  /** Plain sentences for a person. */
+  notes: string[]
+}
+
+/** What the tiers need of the store they optimize. */
+export interface TieredStore {
+  db: Database
+  config: ResolvedStoreConfig
+  statements: StoreStatements
+  tuning: TuningCache
+  forTenant(tenantId: string): TenantStore
+  createTenantIndex(tenantId: string, options: IndexBuildOptions): Promise<IndexBuildResult>
+}
+
+/** The state of one `optimize()` call as its steps fill it in. */
+interface TierRun {
+  store: TieredStore
+  options: OptimizeOptions
+  threshold: number
+  sizes: TenantSize[]
+  existing: Set<string>
+  built: OptimizeResult['built']
+  alreadyIndexed: string[]
+  notes: string[]
+}
+
+/**
+ * Applies tenant tiers from the tenants' sizes: every tenant above `ownIndexAbove` chunks gets its
+ * own partial HNSW index; smaller ones are served by the primary key and an exact sort. Then
+ * `ANALYZE`, a look at whether the shared HNSW index still serves anyone, and recall tuning of the
+ * indexed tenants. `PgVectorStore.optimize` is this function.
+ *
+ * ### Examples
+ * ```ts
+ * const report = await applyTenantTiers(store, { ownIndexAbove: 5000 })
+ * console.log(report.notes.join('\n'))
+ * ```
+ */
+export async function applyTenantTiers(store: TieredStore, options: OptimizeOptions): Promise<OptimizeResult> {
+  const threshold = options.ownIndexAbove ?? DEFAULT_OWN_INDEX_ABOVE
+  if (!Number.isInteger(threshold) || threshold < 1) {
+    throw new InvalidArgumentError(`ownIndexAbove must be a positive integer, got ${String(threshold)}`)
+  }
+  const sizes = await tenantSizes(store.db, store.config)
+  const existing = new Set((await hnswIndexes(store.db, store.config)).map((i) => i.name))
+  const run: TierRun = { store, options, threshold, sizes, existing, built: [], alreadyIndexed: [], notes: [] }
+  await indexLargeTenants(run)
+  const sharedIndex = await reviewSharedIndex(run)
+  const tuning = await tuneIndexedTenants(store, options, sizes, [...run.built.map((b) => b.tenantId), ...run.alreadyIndexed])
+  run.notes.push(...tuningNotes(tuning))
+  const withOwnIndex = run.built.length + run.alreadyIndexed.length
+  run.notes.unshift(
+    `${sizes.length} tenants: ${withOwnIndex} have their own HNSW index${run.built.length ? ` (${run.built.length} built now)` : ''}; ` +
+      `${sizes.length - withOwnIndex} are served by the primary key and an exact sort (recall 1.0).`,
+  )
+  return {
+    ownIndexAbove: threshold,
+    tenants: { total: sizes.length, withOwnIndex, withoutOwnIndex: sizes.length - withOwnIndex },
+    built: run.built,
+    alreadyIndexed: run.alreadyIndexed,
+    sharedIndex,
+    tuning,
+    notes: run.notes,
+  }
+}
+
+/** Builds a tenant's own index and records it. */
+async function promote(run: TierRun, { tenantId, rows }: TenantSize, reason: 'size' | 'planner'): Promise<void> {
+  const { options } = run
+  const result = await run.store.createTenantIndex(tenantId, {
+    ...options.indexBuild,
+    concurrently: options.concurrently ?? options.indexBuild?.concurrently,
+  })
+  run.built.push({ tenantId, rows, index: result.index, seconds: result.seconds, bytes: result.bytes, reason })
+  run.existing.add(result.index)
+}
+
+/** Step 1, size: every tenant above the threshold gets its own index (up to `maxNewIndexes`). */
+async function indexLargeTenants(run: TierRun): Promise<void> {
+  const maxNewIndexes = run.options.maxNewIndexes ?? 200
+  const { config, db } = run.store
+  for (const tenant of run.sizes) {
+    if (tenant.rows <= run.threshold) break
+    if (run.existing.has(tenantIndexName(config.table, tenant.tenantId))) run.alreadyIndexed.push(tenant.tenantId)
+    else if (run.built.length < maxNewIndexes) await promote(run, tenant, 'size')
+  }
+  await sql`analyze ${sql.raw(config.qualified)}`.execute(db)
+}
+
+/**
+ * Step 2, planner: while a shared index exists, the tenants it would still serve (largest first) get
+ * their own index down to `minOwnIndex`; the shared index is dropped when asked and no one needs it.
+ */
+async function reviewSharedIndex(run: TierRun): Promise<OptimizeResult['sharedIndex']> {
+  const { store, options } = run
+  const { config, db } = store
+  const sharedName = storeIndexNames(config.table).sharedHnsw
+  const sharedBytes = await indexBytes(db, config.schema, sharedName)
+  if (sharedBytes === undefined) return null
+  const minOwnIndex = options.minOwnIndex ?? 1000
+  const maxNewIndexes = options.maxNewIndexes ?? 200
+  let servedBy: TenantSize | undefined
+  for (const tenant of run.sizes) {
+    if (run.existing.has(tenantIndexName(config.table, tenant.tenantId))) continue
+    if (!(await planUsesIndex(db, config, store.statements, tenant.tenantId, sharedName))) break
+    if (tenant.rows < minOwnIndex || run.built.length >= maxNewIndexes) {
+      servedBy = tenant
+      break
+    }
+    await promote(run, tenant, 'planner')
+  }
+  const byPlanner = run.built.filter((b) => b.reason === 'planner')
+  if (byPlanner.length) await sql`analyze ${sql.raw(config.qualified)}`.execute(db)
+  let dropped = false
+  if (!servedBy && options.dropUnusedSharedIndex) {
+    await sql`drop index ${sql.raw(options.concurrently ? 'concurrently ' : '')}${sql.raw(quoteQualified(config.schema, sharedName))}`.execute(
+      db,
+    )
+    dropped = true
+  }
+  if (byPlanner.length) {
+    run.notes.push(
+      `${byPlanner.length} tenant(s) below ${run.threshold} chunks (${byPlanner.map((b) => `${b.tenantId}: ${b.rows}`).join(', ')}) ` +
+        `were planned on the shared HNSW index, where a filtered walk loses recall when tenants share topics; they got their own index.`,
+    )
+  }
+  run.notes.push(
+    servedBy
+      ? `The shared HNSW index (${mb(sharedBytes)}) still serves tenants without their own index (the planner uses it for ${servedBy.tenantId}, ${servedBy.rows} chunks, ` +
+          `below minOwnIndex ${minOwnIndex}); their recall depends on ef_search and iterative scan.`
+      : `The shared HNSW index (${mb(sharedBytes)}) serves no tenant any more: each is served exactly through the primary key or by its own index. ` +
+          (dropped ? 'It was dropped.' : 'Drop it with optimize({ dropUnusedSharedIndex: true }) to save its space and ingest cost.'),
+  )
+  return { name: sharedName, bytes: sharedBytes, servesAnyone: servedBy !== undefined, probedTenant: servedBy, dropped }
+}
+
+/** Step 3: tunes each indexed tenant whose tuning is missing or stale (size changed, other target). */
+async function tuneIndexedTenants(
+  store: TieredStore,
+  options: OptimizeOptions,
+  sizes: readonly TenantSize[],
+  indexed: readonly string[],
+): Promise<OptimizeResult['tuning']> {
+  const target = options.targetRecall === undefined ? DEFAULT_TARGET_RECALL : options.targetRecall
+  if (target === null) return { targetRecall: null, tenants: [], unchanged: [] }
+  if (typeof target !== 'number' || !(target > 0 && target <= 1)) {
+    throw new InvalidArgumentError(`targetRecall must be a number in (0, 1], or null to skip tuning; got ${String(target)}`)
+  }
+  const params = tuningParameters(options.tuning ?? {})
+  const rowsOf = new Map(sizes.map((s) => [s.tenantId, s.rows]))
+  const tenants: TenantTuningReport[] = []
+  const unchanged: string[] = []
+  const concurrently = options.concurrently ?? options.indexBuild?.concurrently
+  const deps = {
+    db: store.db,
+    config: store.config,
+    cache: store.tuning,
+    rebuild: async (tenantId: string, build: IndexBuildOptions) => {
+      const index = quoteQualified(store.config.schema, tenantIndexName(store.config.table, tenantId))
+      await store.db.executeQuery(CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${index}`))
+      await store.createTenantIndex(tenantId, { ...build, concurrently })
+    },
+  }
+  for (const tenantId of indexed) {
+    const rows = rowsOf.get(tenantId) ?? 0
+    if (stillTuned(await store.tuning.get(tenantId), rows, target, params.retuneAbove)) {
+      unchanged.push(tenantId)
+      continue
+    }
+    tenants.push(await tuneTenant(deps, store.forTenant(tenantId), rows, target, params, options.indexBuild ?? {}))
+  }
+  return { targetRecall: target, tenants, unchanged }
+}
+
+/** Sentences on what tuning chose: a setting per indexed tenant, or the exact path. */
+function tuningNotes(tuning: OptimizeResult['tuning']): string[] {
+  const notes: string[] = []
+  const tunedIndex = tuning.tenants.filter((r) => r.path === 'index')
+  if (tunedIndex.length) {
+    notes.push(
+      `Tuned to tie-aware recall@10 ≥ ${tuning.targetRecall}: ${tunedIndex
+        .map(
+          (r) =>
+            `${r.tenantId} ef_search ${r.efSearch}` +
+            `${r.rebuiltWith ? ` (index rebuilt, m ${r.rebuiltWith.m}, ef_construction ${r.rebuiltWith.efConstruction})` : ''}: ${r.recall.toFixed(3)}, ` +
+            `${ms(r.searchP50Ms ?? 0)} p50`,
+        )
+        .join('; ')}.`,
+    )
+  }
+  for (const r of tuning.tenants.filter((x) => x.path === 'exact')) {
+    notes.push(
+      `${r.tenantId} (${r.rows} chunks): no index setting reached recall ${tuning.targetRecall} within ${ms(r.latencyBoundMs)} p50 ` +
+        `(best: ${bestTried(r)}); its searches take the exact path (recall 1.0, ${ms(r.exactP50Ms)} p50).`,
+    )
+  }
+  return notes
+}
+
+function bestTried(report: TenantTuningReport): string {
+  const best = [...report.tried].sort((a, b) => b.recall - a.recall)[0]
+  return best ? `${best.recall.toFixed(3)} at ef_search ${best.efSearch}, ${ms(best.p50Ms)}` : 'nothing measured'
+}
+
+/** Milliseconds for a sentence: two decimals, more for tiny bounds. */
+function ms(value: number): string {
+  return `${value >= 0.01 ? value.toFixed(2) : value.toPrecision(2)} ms`
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 ** 2).toFixed(1)} MB`
+}
