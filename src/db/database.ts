@@ -12,7 +12,8 @@ import {
   type TransactionBuilder,
 } from 'kysely'
 import { SessionConnection, SessionDriver } from './driver.js'
-import { renderSetLocal, type LocalSettings } from './local-settings.js'
+import { renderSetLocal, settingsMessage, type LocalSettings } from './local-settings.js'
+import { inlineParameters, type InlineValue } from '../sql/literal.js'
 import type { Capabilities, CopySource, SessionPool } from './session.js'
 
 const COMMIT = CompiledQuery.raw('COMMIT')
@@ -206,6 +207,39 @@ export class Database<DB = any> extends Kysely<DB> {
     } catch (err) {
       await rollbackOrDiscard(conn)
       throw err
+    } finally {
+      await this.#driver.releaseConnection(conn)
+    }
+  }
+
+  /**
+   * Runs one read statement under `SET LOCAL` settings in **one round trip** where the session
+   * allows it: `SET LOCAL …; <statement>` as one simple-protocol message, which PostgreSQL runs as
+   * one implicit transaction (the settings end with it; a failure rolls all of it back and leaves
+   * the connection idle). The simple protocol takes no bound parameters, so `params` are inlined
+   * as constants by `inlineParameters` (dollar-quoted text, finite numbers). Inside an app's
+   * transaction, or on a handle whose session cannot return a multi-statement result (an app's
+   * Kysely), it falls back to {@link withTransactionConnection} with the parameters bound.
+   *
+   * ### Examples
+   * ```ts
+   * const rows = await db.queryWithSettings('select * from chunks where tenant_id = $1 order by embedding <=> $2 limit $3',
+   *   ['acme', '[1,0,0]', 10], { 'hnsw.ef_search': 100 })
+   * ```
+   */
+  async queryWithSettings<R>(text: string, params: readonly InlineValue[], settings: LocalSettings): Promise<R[]> {
+    if (this.#pool.joinsTransaction || this.capabilities.multiStatementResults !== true) {
+      return this.withTransactionConnection(async (conn) => (await conn.executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows, {
+        settings,
+        readOnly: true,
+      })
+    }
+    const citus = await this.hasCitus()
+    // Read-only like the fallback's savepoint: the message can change nothing, whatever it holds.
+    const message = settingsMessage(settings, citus, inlineParameters(text, params))
+    const conn = await this.#driver.acquireConnection()
+    try {
+      return (await conn.executeQuery<R>(CompiledQuery.raw(message))).rows
     } finally {
       await this.#driver.releaseConnection(conn)
     }

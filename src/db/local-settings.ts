@@ -25,6 +25,21 @@ export function renderSetLocal(settings: LocalSettings, citus: boolean): string 
 }
 
 /**
+ * One simple-protocol message: read-only, the settings as `SET LOCAL` (the Citus line first when
+ * `citus`), then `statement` (already free of placeholders). PostgreSQL runs it as one implicit
+ * transaction, so the settings end with the message.
+ *
+ * ### Examples
+ * ```ts
+ * settingsMessage({ 'hnsw.ef_search': 100 }, false, 'select 1')
+ * // "SET LOCAL transaction_read_only = 'on'; SET LOCAL hnsw.ef_search = '100'; select 1"
+ * ```
+ */
+export function settingsMessage(settings: LocalSettings, citus: boolean, statement: string): string {
+  return `${renderSetLocal({ transaction_read_only: 'on', ...settings }, citus)}; ${statement}`
+}
+
+/**
  * Session-level `SET` statements and the `RESET`s that undo them, for work that cannot run in a
  * transaction block (`CREATE INDEX CONCURRENTLY`). Validated like {@link renderSetLocal}.
  *

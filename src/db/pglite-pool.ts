@@ -74,6 +74,6 @@ function firstKeyword(text: string): string {
  * ```
  */
 export function createPglitePool(pglite: PgliteLike): SessionPool {
-  const capabilities: Capabilities = { concurrentConnections: false, maxConnections: 1, copy: 'buffered' }
+  const capabilities: Capabilities = { concurrentConnections: false, maxConnections: 1, copy: 'buffered', multiStatementResults: true }
   return singleSessionPool(new PgliteSession(pglite), capabilities, () => pglite.close())
 }

@@ -35,6 +35,12 @@ export interface Capabilities {
    * loads then use batched `INSERT`s).
    */
   copy: 'stream' | 'buffered' | 'none'
+  /**
+   * A parameterless text of several statements returns the last statement's rows (node-postgres,
+   * PGlite). Then `SET LOCAL …; SELECT …` travels in one message (see `Database.queryWithSettings`);
+   * without it (an app's Kysely), the settings take their own round trips.
+   */
+  multiStatementResults?: boolean
 }
 
 /** Hands out sessions; the driver releases each one when done, with the error that broke it, if any. */

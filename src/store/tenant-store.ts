@@ -184,15 +184,10 @@ export class TenantStore {
     if (tuned?.exact) return this.exactSearch(embedding, { k, filter: options.filter })
     const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
     const params = filter === undefined ? [vector, k] : [vector, k, filter]
-    return this.#db.withTransactionConnection(
-      async (trx) => {
-        const rows = await this.#run<SearchResult>(text, params, trx)
-        if (rows.length >= k || options.exactFallback === false) return rows
-        const exactText = filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered
-        return this.#run<SearchResult>(exactText, params, trx)
-      },
-      { settings, readOnly: true },
-    )
+    // One round trip: the settings and the query in one message (Database.queryWithSettings).
+    const rows = await this.#db.queryWithSettings<SearchResult>(text, [this.tenantId, ...params], settings)
+    if (rows.length >= k || options.exactFallback === false) return rows
+    return this.#run<SearchResult>(filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered, params)
   }
 
   /**
@@ -235,9 +230,11 @@ export class TenantStore {
     }
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(candidates, options.efSearch ?? tuned?.efSearch ?? undefined, 'relaxed')
-    return this.#db.withTransactionConnection(
-      (trx) => this.#run<HybridSearchResult>(this.#sql.hybridSearch, [vector, options.text, k, candidates, rrfK], trx),
-      { settings, readOnly: true },
+    if (options.text.includes('\u0000')) throw new InvalidArgumentError('hybridSearch: text cannot contain NUL (\\u0000)')
+    return this.#db.queryWithSettings<HybridSearchResult>(
+      this.#sql.hybridSearch,
+      [this.tenantId, vector, options.text, k, candidates, rrfK],
+      settings,
     )
   }
 

@@ -128,6 +128,7 @@ describe('Database', () => {
       concurrentConnections: !embedded,
       maxConnections: embedded ? 1 : 10,
       copy: embedded ? 'buffered' : 'stream',
+      multiStatementResults: true,
     })
     expect(await t.db.hasCitus()).toBe(false)
   })

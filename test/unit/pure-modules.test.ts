@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { BinaryCopyWriter } from '../../src/bench-kit.js'
 import { localMonth, monthOf, monthsBetween } from '../../src/bench-kit.js'
-import { renderSessionSettings, renderSetLocal } from '../../src/bench-kit.js'
+import { renderSessionSettings, renderSetLocal, settingsMessage } from '../../src/bench-kit.js'
+import { dollarQuote, inlineParameters } from '../../src/bench-kit.js'
 import { conditionColumns, planShape } from '../../src/bench-kit.js'
 import { combinerOf } from '../../src/bench-kit.js'
 import { countRecall } from '../../src/bench-kit.js'
@@ -73,6 +74,66 @@ describe('SET LOCAL rendering', () => {
         expect(err).toBeInstanceOf(InvalidArgumentError)
       }
     }
+  })
+})
+
+describe('literals for one-message statements', () => {
+  /** What PostgreSQL's lexer does with a dollar-quoted constant: the text up to the first closing tag. */
+  function lex(constant: string): { value: string; rest: string } {
+    const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(constant)![0]
+    const end = constant.indexOf(tag, tag.length)
+    return { value: constant.slice(tag.length, end), rest: constant.slice(end + tag.length) }
+  }
+
+  it('a dollar-quoted constant always lexes back to exactly its value (seeded property check)', () => {
+    let seed = 11
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed)
+    // Quotes, backslashes, dollars and the tag's own letters, so the tag has to move.
+    const alphabet = [
+      "'",
+      '\\',
+      '$',
+      '$$',
+      '$pgs',
+      '$pgs0',
+      '$pgs0$',
+      'p',
+      'g',
+      's',
+      '0',
+      '1',
+      ';',
+      '--',
+      '/*',
+      ' ',
+      'é',
+      '€',
+      '😀',
+      '\n',
+      'E',
+      'x',
+    ]
+    for (let i = 0; i < 5000; i++) {
+      const value = Array.from({ length: next() % 16 }, () => alphabet[next() % alphabet.length]).join('')
+      const constant = dollarQuote(value)
+      expect(lex(constant)).toEqual({ value, rest: '' })
+    }
+  })
+
+  it('refuses NUL, non-finite numbers and missing values; numbers are quoted numerals', () => {
+    expect(() => dollarQuote('a\u0000b')).toThrow(InvalidArgumentError)
+    expect(() => inlineParameters('select $1', [Number.NaN])).toThrow(InvalidArgumentError)
+    expect(() => inlineParameters('select $1, $2', ['a'])).toThrow(InvalidArgumentError)
+    expect(inlineParameters('select $1 limit $2', ["it's", 10])).toBe("select  $pgs0$it's$pgs0$ limit  '10'")
+  })
+
+  it('one message: read-only, the Citus line first when Citus is there, the settings, then the statement', () => {
+    expect(settingsMessage({ 'hnsw.ef_search': 100 }, false, 'select 1')).toBe(
+      "SET LOCAL transaction_read_only = 'on'; SET LOCAL hnsw.ef_search = '100'; select 1",
+    )
+    expect(settingsMessage({ 'hnsw.ef_search': 100 }, true, 'select 1')).toBe(
+      "SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL transaction_read_only = 'on'; SET LOCAL hnsw.ef_search = '100'; select 1",
+    )
   })
 })
 
