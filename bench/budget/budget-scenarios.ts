@@ -1,5 +1,6 @@
 import { CompiledQuery, sql } from 'kysely'
 import pg from 'pg'
+import pgvector from 'pgvector'
 import { PgVectorStore, type Database, type IngestRow } from '../../src/index.js'
 import { renderStatements } from '../../src/bench-kit.js'
 import { localMonth } from '../../src/bench-kit.js'
@@ -97,7 +98,6 @@ export async function prepareScenarios(
 /** `search` (k 10) beside its statements sent raw. */
 function searchScenario({ db, client, store, queries }: BudgetData, injection: BudgetInjection): BudgetScenario {
   const statements = renderStatements(store.config)
-  const literals = queries.map((q) => `[${Array.from(q).join(',')}]`)
   const acme = store.forTenant('acme')
   const begin = `BEGIN; SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'`
   const one = CompiledQuery.raw('select 1')
@@ -106,11 +106,11 @@ function searchScenario({ db, client, store, queries }: BudgetData, injection: B
     callsPerBlock: 40,
     async pgscale(i) {
       if (injection.extraRoundTripPerSearch) await db.executeQuery(one)
-      await acme.search(queries[i % queries.length]!, { k: 10 })
+      await acme.search(queries[i % queries.length]!, { k: 10, efSearch: 100 })
     },
     async raw(i) {
       await client.query(begin)
-      await client.query(statements.search, ['acme', literals[i % literals.length], 10])
+      await client.query(statements.search, ['acme', pgvector.toSql(Array.from(queries[i % queries.length]!)), 10])
       await client.query('COMMIT')
     },
   }

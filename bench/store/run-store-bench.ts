@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
+import pgvector from 'pgvector'
 import { InvalidArgumentError, PgVectorStore, type ProvisionedDatabase, type ServerInfo, type StoreStats } from '../../src/index.js'
 import { renderStatements } from '../../src/bench-kit.js'
 import { machineInfo, type MachineInfo } from '../report/machine.js'
@@ -110,7 +111,7 @@ export async function runStoreBench(
         rounds: o.rounds,
         queries: search.queries,
         blocks: search.blocks,
-        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table, all reading the same pre-generated rows from a file; search: pgscale and raw pg interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1',
+        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table, all reading the same pre-generated rows from a file; search: pgscale (ef_search 100, relaxed) and the same SQL raw through pg (BEGIN + SET LOCAL, the query with the vector formatted by pgvector.toSql per call, COMMIT) interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1',
       },
       ingest,
       tenantIndexes: search.tenantIndexes,
@@ -170,10 +171,14 @@ async function compareSearch(store: PgVectorStore, raw: pg.Client, spec: CorpusS
     possible += truth.size
   }
   const begin = `BEGIN; SET LOCAL hnsw.ef_search = '100'; SET LOCAL hnsw.iterative_scan = 'relaxed_order'`
-  const runStore = async ({ tenant, q }: (typeof queries)[number]) => void (await store.forTenant(tenant).search(q, { k: 10 }))
-  const runRaw = async ({ tenant, literal }: (typeof queries)[number]) => {
+  // The same settings on both sides (not the tenant's tuned ef_search), so the SQL the server runs is the same.
+  const runStore = async ({ tenant, q }: (typeof queries)[number]) =>
+    void (await store.forTenant(tenant).search(q, { k: 10, efSearch: 100, iterativeScan: 'relaxed' }))
+  // What an app writing the SQL by hand does per call: format the vector (pgvector's toSql), then
+  // BEGIN + SET LOCAL, the query, COMMIT.
+  const runRaw = async ({ tenant, q }: (typeof queries)[number]) => {
     await raw.query(begin)
-    await raw.query(statements.search, [tenant, literal, 10])
+    await raw.query(statements.search, [tenant, pgvector.toSql(Array.from(q)), 10])
     await raw.query('COMMIT')
   }
   const timed = await interleave(queries, runStore, runRaw)

@@ -35,9 +35,20 @@ export function assertEmbedding(value: unknown, dimensions: number, distance: Di
   return value as Embedding
 }
 
-/** pgvector's text form, `[1,2,3]`, sent as a bound parameter. */
+/**
+ * pgvector's text form, `[1.00000000e+0,2.00000000e+0]`: each value as the 4-byte float pgvector
+ * stores (`Math.fround`), written with 9 significant digits — exactly enough for every float4 to
+ * parse back to itself, shorter than a double's shortest form of it (17 digits), and faster to write.
+ *
+ * ### Examples
+ * ```ts
+ * toVectorLiteral(new Float32Array([0.5, -1])) // '[5.00000000e-1,-1.00000000e+0]'
+ * ```
+ */
 export function toVectorLiteral(v: Embedding): string {
-  return `[${Array.prototype.join.call(v, ',')}]`
+  let text = '['
+  for (let i = 0; i < v.length; i++) text += (i === 0 ? '' : ',') + Math.fround(v[i]!).toExponential(8)
+  return text + ']'
 }
 
 /** A lone surrogate: not well-formed UTF-16. */

@@ -3,6 +3,7 @@ import { BinaryCopyWriter } from '../../src/bench-kit.js'
 import { localMonth, monthOf, monthsBetween } from '../../src/bench-kit.js'
 import { renderSessionSettings, renderSetLocal, settingsMessage } from '../../src/bench-kit.js'
 import { dollarQuote, inlineParameters } from '../../src/bench-kit.js'
+import { toVectorLiteral } from '../../src/bench-kit.js'
 import { conditionColumns, planShape } from '../../src/bench-kit.js'
 import { combinerOf } from '../../src/bench-kit.js'
 import { countRecall } from '../../src/bench-kit.js'
@@ -134,6 +135,19 @@ describe('literals for one-message statements', () => {
     expect(settingsMessage({ 'hnsw.ef_search': 100 }, true, 'select 1')).toBe(
       "SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL transaction_read_only = 'on'; SET LOCAL hnsw.ef_search = '100'; select 1",
     )
+  })
+})
+
+describe('vector literals', () => {
+  it('every 4-byte float parses back to itself from the literal (seeded property check, incl. extremes)', () => {
+    let seed = 5
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31)
+    const values = Float32Array.from({ length: 20_000 }, (_, i) => (next() - 0.5) * 10 ** ((i % 60) - 30))
+    values.set([0, 1, -1, 3.4028234663852886e38, -3.4028234663852886e38, 1.401298464324817e-45, 1.1754943508222875e-38, 0.1, 1 / 3])
+    const parsed = toVectorLiteral(values).slice(1, -1).split(',').map(Number)
+    expect(parsed.map((x) => Math.fround(x))).toEqual(Array.from(values))
+    // A float64 input is sent as the float4 pgvector would store.
+    expect(toVectorLiteral([0.1, 2])).toBe(`[${Math.fround(0.1).toExponential(8)},2.00000000e+0]`)
   })
 })
 
