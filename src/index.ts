@@ -34,6 +34,7 @@ export {
   type RollupRow,
 } from './rollup/monthly-rollup.js'
 export { rollupTable, type RollupTable, type RollupTableConfig } from './rollup/rollup-table.js'
+export type { SourceIndex } from './rollup/source-index.js'
 export {
   DEFAULT_OWN_INDEX_ABOVE,
   PgVectorStore,

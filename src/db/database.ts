@@ -245,6 +245,24 @@ export class Database<DB = any> extends Kysely<DB> {
     }
   }
 
+  /**
+   * Sends trusted, placeholder-free statements as **one** simple-protocol message, which PostgreSQL
+   * runs as one implicit transaction: all commit together or none does, and locks taken by an early
+   * statement (`pg_advisory_xact_lock`) are held until the last one ends. Resolves to false, having
+   * sent nothing, where that is not possible (inside an app's transaction, or on an app's Kysely);
+   * the caller then runs its statements in a transaction of its own.
+   *
+   * ### Examples
+   * ```ts
+   * if (!(await db.sendAsOneMessage(['select pg_advisory_xact_lock(1, 2)', 'insert into t values (1)']))) { ... }
+   * ```
+   */
+  async sendAsOneMessage(statements: readonly string[]): Promise<boolean> {
+    if (this.#pool.joinsTransaction || this.capabilities.multiStatementResults !== true) return false
+    await this.executeQuery(CompiledQuery.raw(statements.join('; ')))
+    return true
+  }
+
   /** pgscale's transaction nested in the app's as a savepoint (see {@link TransactionOptions.readOnly}). */
   async #withSavepoint<T>(
     fn: (conn: TransactionConnection) => Promise<T>,
