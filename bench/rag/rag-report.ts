@@ -67,6 +67,8 @@ export interface RagBenchReport extends ReportHeader {
     deletePlan: string[]
     hnswIndexes: string[]
     operations: number
+    /** What the writers' backends waited on, sampled from pg_stat_activity every 20 ms (top 8; `CPU` = active, not waiting). */
+    waits: { samples: number; events: Record<string, number> }
   }
   findings?: string[]
   process: { peakRssMB: number; seconds: number }

@@ -174,6 +174,10 @@ function writesTable(r: RagBenchReport): string[] {
         ],
       ],
     ),
+    `waits seen during the writes (${r.writes.waits.samples} samples of pg_stat_activity): ` +
+      (Object.entries(r.writes.waits.events)
+        .map(([event, n]) => `${event} ${n}`)
+        .join(', ') || 'none'),
     '',
   )
   return out

@@ -9,6 +9,7 @@ import {
   sql,
   type KyselyConfig,
   type KyselyPlugin,
+  type QueryResult,
   type TransactionBuilder,
 } from 'kysely'
 import { SessionConnection, SessionDriver } from './driver.js'
@@ -248,19 +249,20 @@ export class Database<DB = any> extends Kysely<DB> {
   /**
    * Sends trusted, placeholder-free statements as **one** simple-protocol message, which PostgreSQL
    * runs as one implicit transaction: all commit together or none does, and locks taken by an early
-   * statement (`pg_advisory_xact_lock`) are held until the last one ends. Resolves to false, having
-   * sent nothing, where that is not possible (inside an app's transaction, or on an app's Kysely);
-   * the caller then runs its statements in a transaction of its own.
+   * statement (`pg_advisory_xact_lock`) are held until the last one ends. Resolves to the last
+   * statement's result, or to undefined, having sent nothing, where that is not possible (inside an
+   * app's transaction, or on an app's Kysely); the caller then runs its statements in a transaction
+   * of its own.
    *
    * ### Examples
    * ```ts
-   * if (!(await db.sendAsOneMessage(['select pg_advisory_xact_lock(1, 2)', 'insert into t values (1)']))) { ... }
+   * const result = await db.sendAsOneMessage(['select pg_advisory_xact_lock(1, 2)', 'delete from t where id = 1'])
+   * if (result === undefined) { ... } else console.log(result.numAffectedRows)
    * ```
    */
-  async sendAsOneMessage(statements: readonly string[]): Promise<boolean> {
-    if (this.#pool.joinsTransaction || this.capabilities.multiStatementResults !== true) return false
-    await this.executeQuery(CompiledQuery.raw(statements.join('; ')))
-    return true
+  async sendAsOneMessage<R>(statements: readonly string[]): Promise<QueryResult<R> | undefined> {
+    if (this.#pool.joinsTransaction || this.capabilities.multiStatementResults !== true) return undefined
+    return this.executeQuery<R>(CompiledQuery.raw(statements.join('; ')))
   }
 
   /** pgscale's transaction nested in the app's as a savepoint (see {@link TransactionOptions.readOnly}). */

@@ -124,7 +124,7 @@ export class MonthlyRollup {
     // transaction; the refresh's snapshot is taken after the lock is granted, as in three trips).
     const values = statement.parameters
     if (plain instanceof Database && !plain.isTransaction && this.#inlinable(plain) && values.every(isInlineValue)) {
-      if (await plain.sendAsOneMessage([lock, inlineParameters(statement.sql, values)])) return
+      if ((await plain.sendAsOneMessage([lock, inlineParameters(statement.sql, values)])) !== undefined) return
     }
     await this.#write(plain, [lock], statement)
   }

@@ -52,3 +52,29 @@ function constant(value: InlineValue): string {
   }
   return dollarQuote(value)
 }
+
+/**
+ * A PostgreSQL array constant's text (`{"a","b\\"c"}`) of `values`, every element double-quoted
+ * with `\` and `"` escaped — the array syntax's own escapes, which apply whatever
+ * `standard_conforming_strings` says. Pass it through {@link inlineParameters} (dollar-quoted) and
+ * cast it (`::text[]`). NUL is refused.
+ *
+ * ### Examples
+ * ```ts
+ * arrayText(['a', 'b"c', 'd\\e']) // '{"a","b\\"c","d\\\\e"}'
+ * ```
+ */
+export function arrayText(values: readonly (string | number)[]): string {
+  let text = '{'
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new InvalidArgumentError(`expected a finite number, got ${value}`)
+      text += (i === 0 ? '' : ',') + String(value)
+      continue
+    }
+    if (value.includes('\u0000')) throw new InvalidArgumentError('text values cannot contain NUL (\\u0000)')
+    text += (i === 0 ? '"' : ',"') + value.replace(/[\\"]/g, '\\$&') + '"'
+  }
+  return text + '}'
+}

@@ -7,7 +7,7 @@ import { assertEmbedding, assertId, assertMetadata, toVectorLiteral, type Embedd
 import type { ResolvedStoreConfig } from './store-config.js'
 import { quoteQualified } from '../sql/quote.js'
 import { buildParameters, type IndexBuildOptions } from './index-build.js'
-import { estimatedRows, hnswIndexes } from './store-catalog.js'
+import { deferrableIndexes, estimatedRows, hnswIndexes } from './store-catalog.js'
 
 /** A row of {@link PgVectorStore.bulkIngest}. */
 export interface IngestRow {
@@ -231,8 +231,8 @@ function toAsyncIterator<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterat
 /** Options of {@link PgVectorStore.bulkIngest}. */
 export interface BulkIngestOptions extends IngestOptions {
   /**
-   * What to do with HNSW indexes: `keep` loads through them; `rebuild` drops them, loads, and
-   * rebuilds them in the same transaction (faster for large loads; blocks the table meanwhile);
+   * What to do with HNSW indexes: `keep` loads through them; `rebuild` drops them and the full-text
+   * GIN index, loads, and rebuilds them in the same transaction (faster for large loads; blocks the table meanwhile);
    * `auto` (default) rebuilds when `expectedRows` ≥ 50,000 and ≥ 25% of the table, else keeps.
    */
   indexStrategy?: 'keep' | 'rebuild' | 'auto'
@@ -244,7 +244,7 @@ export interface BulkIngestOptions extends IngestOptions {
 
 /** What {@link PgVectorStore.bulkIngest} did. */
 export interface BulkIngestResult extends IngestResult {
-  /** HNSW indexes dropped and rebuilt around the load. */
+  /** Indexes dropped and rebuilt around the load (HNSW and the full-text GIN). */
   rebuiltIndexes: string[]
   /** Advice, e.g. that a load this size would have been faster with `indexStrategy: 'rebuild'`. */
   hints: string[]
@@ -277,12 +277,13 @@ export async function bulkIngestWithIndexes(
     const current = (await estimatedRows(db, config)) ?? 0
     rebuild = options.expectedRows >= 50_000 && options.expectedRows >= 0.25 * current
   }
-  if (!rebuild) hnsw.length = 0
+  // Rebuilding defers the full-text GIN too: maintaining it row by row costs more than building it after.
+  const deferred = rebuild ? await deferrableIndexes(db, config) : []
   const plan: IngestPlan = {
     config,
     copySql,
-    before: hnsw.map((index) => `drop index ${quoteQualified(config.schema, index.name)}`),
-    after: hnsw.map((index) => index.definition),
+    before: deferred.map((index) => `drop index ${quoteQualified(config.schema, index.name)}`),
+    after: deferred.map((index) => index.definition),
     settings: rebuild ? buildParameters(config, options.indexBuild ?? {}).settings : {},
   }
   const result = await ingestRows(db, plan, rows, options)
@@ -294,5 +295,5 @@ export async function bulkIngestWithIndexes(
         `for loads this size pass indexStrategy: 'rebuild' (or build the index after the load).`,
     )
   }
-  return { ...result, rebuiltIndexes: hnsw.map((i) => i.name), hints }
+  return { ...result, rebuiltIndexes: deferred.map((i) => i.name), hints }
 }

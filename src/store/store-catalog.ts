@@ -18,10 +18,32 @@ export interface TenantSize {
  * ```
  */
 export async function hnswIndexes(db: Database, config: ResolvedStoreConfig): Promise<Array<{ name: string; definition: string }>> {
+  return indexesOfKind(db, config, ['hnsw'])
+}
+
+/**
+ * The store's indexes a bulk load is cheaper without (dropped and rebuilt around it): HNSW and the
+ * full-text GIN.
+ *
+ * ### Examples
+ * ```ts
+ * const deferred = await deferrableIndexes(db, config) // [{ name: 'rag_chunks_search_text', definition: 'CREATE INDEX … USING gin …' }, …]
+ * ```
+ */
+export async function deferrableIndexes(db: Database, config: ResolvedStoreConfig): Promise<Array<{ name: string; definition: string }>> {
+  return indexesOfKind(db, config, ['hnsw', 'gin'])
+}
+
+async function indexesOfKind(
+  db: Database,
+  config: ResolvedStoreConfig,
+  methods: string[],
+): Promise<Array<{ name: string; definition: string }>> {
   const { rows } = await sql<{ name: string; definition: string }>`
     select i.relname as name, pg_get_indexdef(i.oid) as definition
     from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
-    where x.indrelid = to_regclass(${config.qualified}) and am.amname = 'hnsw'`.execute(db)
+    where x.indrelid = to_regclass(${config.qualified}) and am.amname = any(${methods}::text[])
+    order by i.relname`.execute(db)
   return rows
 }
 

@@ -9,6 +9,7 @@ import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
 import type { TuningCache } from './tenant-tuning.js'
 import { assertIntegerIn } from '../util/assert-integer.js'
+import { arrayText, inlineParameters } from '../sql/literal.js'
 
 /** One chunk of a document, as `replaceDocument` takes it. */
 export interface ChunkInput {
@@ -132,16 +133,36 @@ export class TenantStore {
       if (chunk === null || typeof chunk !== 'object' || typeof chunk.content !== 'string') {
         throw new InvalidArgumentError(`${where}: content must be a string`)
       }
+      if (chunk.content.includes('\u0000'))
+        throw new InvalidArgumentError(`${where}: content cannot contain NUL (\\u0000), which PostgreSQL text cannot hold`)
       indexes[i] = i
       contents[i] = chunk.content
       metadata[i] = JSON.stringify(assertMetadata(chunk.metadata, where))
       vectors[i] = toVectorLiteral(assertEmbedding(chunk.embedding, this.#config.dimensions, this.#config.distance, where))
     }
-    const params = [documentId, indexes, contents, metadata, vectors]
-    const [row] = await this.#db.withTransactionConnection(
-      (conn) => this.#run<{ written: number; removed: number }>(this.#sql.replaceDocument, params, conn),
-      { prelude: [this.#documentLock(documentId)] },
-    )
+    const lock = this.#documentLock(documentId)
+    // One round trip where the handle allows: the document lock and the upsert as one message (one
+    // implicit transaction), the arrays inlined as array constants; else bound, in a transaction.
+    const inlined = inlineParameters(this.#sql.replaceDocument, [
+      this.tenantId,
+      documentId,
+      arrayText(indexes),
+      arrayText(contents),
+      arrayText(metadata),
+      arrayText(vectors),
+    ])
+    const sent = await this.#db.sendAsOneMessage<{ written: number; removed: number }>([lock, inlined])
+    const [row] =
+      sent?.rows ??
+      (await this.#db.withTransactionConnection(
+        (conn) =>
+          this.#run<{ written: number; removed: number }>(
+            this.#sql.replaceDocument,
+            [documentId, indexes, contents, metadata, vectors],
+            conn,
+          ),
+        { prelude: [lock] },
+      ))
     return { written: row?.written ?? 0, removed: row?.removed ?? 0 }
   }
 

@@ -191,6 +191,7 @@ describe('rag-bench', () => {
     expect(Object.keys(report.hybrid).sort()).toEqual(['hybridMs', 'queries', 'vectorMs'])
     expect(report.writes).toMatchObject({ writers: 2 })
     expect(report.writes.deletePlan).toEqual(['chunks_pkey'])
+    expect(report.writes.waits.samples).toBeGreaterThan(0)
     expect(report.findings.length).toBeGreaterThan(0)
     expect(report.process.peakRssMB).toBeGreaterThan(0)
     expect(readFileSync(plot, 'utf8')).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>$/)

@@ -43,15 +43,19 @@ describe('index lifecycle', () => {
     expect(again).toMatchObject({ built: false, seconds: 0 })
   })
 
-  it("bulkIngest with indexStrategy 'rebuild' drops the HNSW indexes, loads, and rebuilds them in one transaction", async () => {
+  it("bulkIngest with indexStrategy 'rebuild' drops the HNSW and full-text GIN indexes, loads, and rebuilds them in one transaction", async () => {
     await store.createTenantIndex('a')
     const before = await hnswIndexes()
     expect(before).toHaveLength(2)
     const more: CorpusSpec = { ...spec, seed: 'more', tenants: [{ id: 'c', chunks: 500 }] }
     const result = await store.bulkIngest(generateCorpus(more), { indexStrategy: 'rebuild' })
     expect(result.rows).toBe(500)
-    expect(result.rebuiltIndexes.sort()).toEqual(before)
+    expect(result.rebuiltIndexes.sort()).toEqual([...before, 'life_chunks_search_text_gin'].sort())
     expect(await hnswIndexes()).toEqual(before)
+    const gin = await sql<{
+      n: number
+    }>`select count(*)::int as n from pg_indexes where tablename = 'life_chunks' and indexdef like '%USING gin%'`.execute(t.db)
+    expect(gin.rows[0]?.n).toBe(1)
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from life_chunks where tenant_id = 'c'`.execute(t.db)
     expect(rows[0]?.n).toBe(500)
   })

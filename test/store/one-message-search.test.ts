@@ -20,7 +20,33 @@ const vec = (axis: number, tilt = 0): number[] => axisVector(DIM, axis, tilt)
 /** Ids and values a user could send: quotes, backslashes, dollar tags, comments, unicode. */
 function hostileStrings(n: number, seed: string): string[] {
   const random = seededRandom(seed)
-  const parts = ["'", "''", '\\', "\\'", '$', '$$', '$pgs0$', '$pgs1', ';', '--', '/*', '*/', "E'", ' ', 'é', '😀', 'x', '0', ')', '"']
+  const parts = [
+    "'",
+    "''",
+    '\\',
+    "\\'",
+    '$',
+    '$$',
+    '$pgs0$',
+    '$pgs1',
+    ';',
+    '--',
+    '/*',
+    '*/',
+    "E'",
+    ' ',
+    'é',
+    '😀',
+    'x',
+    '0',
+    ')',
+    '"',
+    '{',
+    '}',
+    ',',
+    'NULL',
+    '\\"',
+  ]
   return Array.from(
     { length: n },
     (_, i) =>

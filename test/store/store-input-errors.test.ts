@@ -103,7 +103,7 @@ describe('failures halfway leave the previous state intact', () => {
     expect(await snapshot()).toBe(before)
   })
 
-  it('replaceDocument that the server rejects (a NUL byte in chunk 2) changes nothing', async () => {
+  it('replaceDocument with a NUL in chunk 2 is refused before anything is sent, and changes nothing', async () => {
     const before = await snapshot()
     const chunks = [
       { content: 'new 0', embedding: good },
@@ -113,8 +113,8 @@ describe('failures halfway leave the previous state intact', () => {
       .forTenant('acme')
       .replaceDocument('doc', chunks)
       .catch((e: unknown) => e)
-    expect(err).toBeInstanceOf(DatabaseError)
-    expect((err as DatabaseError).sqlState).toBe('22021')
+    expect(err).toBeInstanceOf(InvalidArgumentError)
+    expect((err as Error).message).toMatch(/chunk 1: content cannot contain NUL/)
     expect(await snapshot()).toBe(before)
   })
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { BinaryCopyWriter } from '../../src/bench-kit.js'
 import { localMonth, monthOf, monthsBetween } from '../../src/bench-kit.js'
 import { renderSessionSettings, renderSetLocal, settingsMessage } from '../../src/bench-kit.js'
-import { dollarQuote, inlineParameters } from '../../src/bench-kit.js'
+import { arrayText, dollarQuote, inlineParameters } from '../../src/bench-kit.js'
 import { toVectorLiteral } from '../../src/bench-kit.js'
 import { conditionColumns, planShape } from '../../src/bench-kit.js'
 import { combinerOf } from '../../src/bench-kit.js'
@@ -119,6 +119,32 @@ describe('literals for one-message statements', () => {
       const constant = dollarQuote(value)
       expect(lex(constant)).toEqual({ value, rest: '' })
     }
+  })
+
+  it('an array constant parses back to its elements by the array syntax rules (seeded property check)', () => {
+    /** array_in's rule for double-quoted elements: a backslash takes the next character as it is. */
+    function parseArray(text: string): string[] {
+      const out: string[] = []
+      let i = 1
+      while (text[i] === '"') {
+        let value = ''
+        for (i++; text[i] !== '"'; i++) value += text[i] === '\\' ? text[++i] : text[i]
+        out.push(value)
+        i += 2 // the closing quote, then ',' or '}'
+      }
+      return out
+    }
+    let seed = 3
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed)
+    const alphabet = ['"', '\\', '{', '}', ',', ' ', 'NULL', "'", '$pgs0$', 'é', 'x']
+    for (let i = 0; i < 3000; i++) {
+      const values = Array.from({ length: 1 + (next() % 4) }, () =>
+        Array.from({ length: next() % 6 }, () => alphabet[next() % alphabet.length]).join(''),
+      )
+      expect(parseArray(arrayText(values))).toEqual(values)
+    }
+    expect(arrayText([0, 1, 2])).toBe('{0,1,2}')
+    expect(() => arrayText(['a\u0000'])).toThrow(InvalidArgumentError)
   })
 
   it('refuses NUL, non-finite numbers and missing values; numbers are quoted numerals', () => {
