@@ -85,25 +85,19 @@ function renderCovering(out: string[], r: RollupBenchReport): void {
     `with the covering index ${c.index} (rollup.sourceIndex(), after VACUUM) in place of the plain (tenant, at) index:`,
     renderTable(
       ['tenant', 'refresh p50', 'refresh p95', 'bare aggregate p50', '÷ floor', 'rebuild s'],
-      [
-        [
-          'big',
-          fmt(c.big.refresh.refreshMs.p50),
-          fmt(c.big.refresh.refreshMs.p95),
-          fmt(c.big.refresh.bareAggregateMs.p50),
-          `${fmt(c.big.refresh.floorRatio)}×`,
-          fmt(c.big.rebuild.medianSeconds),
-        ],
-        [
-          'typical',
-          fmt(c.typical.refresh.refreshMs.p50),
-          fmt(c.typical.refresh.refreshMs.p95),
-          fmt(c.typical.refresh.bareAggregateMs.p50),
-          `${fmt(c.typical.refresh.floorRatio)}×`,
-          fmt(c.typical.rebuild.medianSeconds),
-        ],
-      ],
+      [coveringRow('big', c.big), coveringRow('typical', c.typical)],
     ),
     '',
   )
+}
+
+function coveringRow(label: string, t: RollupBenchReport['covering']['big']): string[] {
+  return [
+    label,
+    fmt(t.refresh.refreshMs.p50),
+    fmt(t.refresh.refreshMs.p95),
+    fmt(t.refresh.bareAggregateMs.p50),
+    `${fmt(t.refresh.floorRatio)}×`,
+    fmt(t.rebuild.medianSeconds),
+  ]
 }

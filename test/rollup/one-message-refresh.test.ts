@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
-import pg from 'pg'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { connect, DatabaseError, MonthlyRollup, rollupTable } from '../../src/index.js'
 import { itWithServer } from '../support/skip.js'
+import { countingPool } from '../support/query-counter.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { expensesRollup, fromScratch, rollupSnapshot, seedExpenses } from './rollup-fixture.js'
 
@@ -23,23 +23,15 @@ beforeAll(async () => {
 
 describe('refreshAt in one message', () => {
   itWithServer(t.target)('one query on the wire per refresh, equal to the from-scratch aggregate', async () => {
-    const pool = new pg.Pool({ connectionString: t.url, max: 1 })
-    pool.on('error', () => {})
-    let queries = 0
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown
-      ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        queries++
-        return query(...args)
-      }
-    })
+    const counted = countingPool({ connectionString: t.url, max: 1 })
+    const pool = counted.pool
     const db = await connect(pool)
     try {
       await rollup.refreshAt(db, { tenantId: 1, moment: '2025-10-15T12:00:00Z' }) // checks the source once
       for (const moment of ['2025-09-03T00:00:00Z', '2025-10-31T23:00:00Z', '2025-11-01T07:00:00Z']) {
-        queries = 0
+        counted.reset()
         await rollup.refreshAt(db, { tenantId: 1, moment })
-        expect(queries).toBe(1)
+        expect(counted.queries).toBe(1)
       }
       expect(await rollupSnapshot(t.db, 'expenses_monthly', 1)).toBe(await fromScratch(t.db, ZONE, 1, '2025-09-01', '2025-11-01'))
       expect(JSON.parse(await rollupSnapshot(t.db, 'expenses_monthly', 1)).length).toBeGreaterThan(3)

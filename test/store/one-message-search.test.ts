@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
-import pg from 'pg'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DatabaseError, InvalidArgumentError, PgVectorStore } from '../../src/index.js'
 import { seededRandom } from '../../src/bench-kit.js'
 import { itWithServer } from '../support/skip.js'
+import { countingPool } from '../support/query-counter.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { axisVector } from '../support/vectors.js'
 
@@ -102,19 +102,11 @@ describe('one-message search', () => {
   })
 
   itWithServer(t.target)(
-    'one query per search and per hybridSearch on the wire; with standard_conforming_strings off the values are the same',
+    'one query per search, hybridSearch and replaceDocument on the wire; hostile values stay values under both standard_conforming_strings settings',
     async () => {
       for (const conforming of ['on', 'off']) {
-        const pool = new pg.Pool({ connectionString: t.url, max: 1, options: `-c standard_conforming_strings=${conforming}` })
-        pool.on('error', () => {})
-        let queries = 0
-        pool.on('connect', (client) => {
-          const query = client.query.bind(client) as (...args: unknown[]) => unknown
-          ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-            queries++
-            return query(...args)
-          }
-        })
+        const counted = countingPool({ connectionString: t.url, max: 1, options: `-c standard_conforming_strings=${conforming}` })
+        const pool = counted.pool
         try {
           const appStore = await PgVectorStore.open(pool, { table: 'one_message_chunks', dimensions: DIM })
           const { rows } = await pool.query<{ scs: string }>("select current_setting('standard_conforming_strings') as scs")
@@ -122,13 +114,28 @@ describe('one-message search', () => {
           // The handle asks once whether Citus is installed (cached); from then on, one query per search.
           await appStore.forTenant(tenants[0]!).search(vec(0), { k: 1 })
           for (const [i, tenant] of tenants.entries()) {
-            queries = 0
+            counted.reset()
             const hits = await appStore.forTenant(tenant).search(vec(0), { k: 3, filter: { owner: tenant } })
-            expect(queries).toBe(1)
+            expect(counted.queries).toBe(1)
             expect(hits.map((h) => [h.content, h.metadata.owner])).toEqual(Array(3).fill([`owner ${i}`, tenant]))
-            queries = 0
+            counted.reset()
             await appStore.forTenant(tenant).hybridSearch({ embedding: vec(0), text: tenant, k: 3 })
-            expect(queries).toBe(1)
+            expect(counted.queries).toBe(1)
+            // replaceDocument: the document lock and the upsert in one message, the arrays inlined.
+            const contents = hostileStrings(4, `${conforming}:${i}`)
+            counted.reset()
+            const written = await appStore.forTenant(tenant).replaceDocument(
+              `hostile-${conforming}`,
+              contents.map((content, j) => ({ content, embedding: vec(4 + j), metadata: { content, tenant } })),
+            )
+            expect(counted.queries).toBe(1)
+            expect(written).toEqual({ written: 4, removed: 0 })
+            const { rows: stored } = await pool.query<{ content: string; metadata: unknown }>(
+              'select content, metadata from one_message_chunks where tenant_id = $1 and document_id = $2 order by chunk_index',
+              [tenant, `hostile-${conforming}`],
+            )
+            expect(stored.map((r) => r.content)).toEqual(contents)
+            expect(stored.map((r) => r.metadata)).toEqual(contents.map((content) => ({ content, tenant })))
           }
         } finally {
           await pool.end()
@@ -140,8 +147,7 @@ describe('one-message search', () => {
   itWithServer(t.target)(
     'a message that fails (its table dropped under it) rolls back whole and the connection serves the next query',
     async () => {
-      const pool = new pg.Pool({ connectionString: t.url, max: 1 })
-      pool.on('error', () => {})
+      const { pool } = countingPool({ connectionString: t.url, max: 1 })
       try {
         const doomed = await PgVectorStore.open(pool, { table: 'doomed_chunks', dimensions: DIM })
         await doomed.forTenant('a').replaceDocument('d', [{ content: 'x', embedding: vec(0) }])
