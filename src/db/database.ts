@@ -229,7 +229,7 @@ export class Database<DB = any> extends Kysely<DB> {
    * ```
    */
   async queryWithSettings<R>(text: string, params: readonly InlineValue[], settings: LocalSettings): Promise<R[]> {
-    if (this.#pool.joinsTransaction || this.capabilities.multiStatementResults !== true) {
+    if (!this.sendsOneMessage) {
       return this.withTransactionConnection(async (conn) => (await conn.executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows, {
         settings,
         readOnly: true,
@@ -247,6 +247,14 @@ export class Database<DB = any> extends Kysely<DB> {
   }
 
   /**
+   * Whether several statements can travel as one message here and return the last one's rows: not
+   * inside an app's transaction, nor on an app's Kysely. Ask before building inlined text.
+   */
+  get sendsOneMessage(): boolean {
+    return !this.#pool.joinsTransaction && this.capabilities.multiStatementResults === true
+  }
+
+  /**
    * Sends trusted, placeholder-free statements as **one** simple-protocol message, which PostgreSQL
    * runs as one implicit transaction: all commit together or none does, and locks taken by an early
    * statement (`pg_advisory_xact_lock`) are held until the last one ends. Resolves to the last
@@ -261,7 +269,7 @@ export class Database<DB = any> extends Kysely<DB> {
    * ```
    */
   async sendAsOneMessage<R>(statements: readonly string[]): Promise<QueryResult<R> | undefined> {
-    if (this.#pool.joinsTransaction || this.capabilities.multiStatementResults !== true) return undefined
+    if (!this.sendsOneMessage) return undefined
     return this.executeQuery<R>(CompiledQuery.raw(statements.join('; ')))
   }
 

@@ -123,7 +123,13 @@ export class MonthlyRollup {
     // One round trip where the handle allows: the lock and the refresh as one message (one implicit
     // transaction; the refresh's snapshot is taken after the lock is granted, as in three trips).
     const values = statement.parameters
-    if (plain instanceof Database && !plain.isTransaction && this.#inlinable(plain) && values.every(isInlineValue)) {
+    if (
+      plain instanceof Database &&
+      plain.sendsOneMessage &&
+      !plain.isTransaction &&
+      this.#inlinable(plain) &&
+      values.every(isInlineValue)
+    ) {
       if ((await plain.sendAsOneMessage([lock, inlineParameters(statement.sql, values)])) !== undefined) return
     }
     await this.#write(plain, [lock], statement)

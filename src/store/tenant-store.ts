@@ -143,15 +143,20 @@ export class TenantStore {
     const lock = this.#documentLock(documentId)
     // One round trip where the handle allows: the document lock and the upsert as one message (one
     // implicit transaction), the arrays inlined as array constants; else bound, in a transaction.
-    const inlined = inlineParameters(this.#sql.replaceDocument, [
-      this.tenantId,
-      documentId,
-      arrayText(indexes),
-      arrayText(contents),
-      arrayText(metadata),
-      arrayText(vectors),
-    ])
-    const sent = await this.#db.sendAsOneMessage<{ written: number; removed: number }>([lock, inlined])
+    // The inlined text is built only where it can be sent.
+    const sent = this.#db.sendsOneMessage
+      ? await this.#db.sendAsOneMessage<{ written: number; removed: number }>([
+          lock,
+          inlineParameters(this.#sql.replaceDocument, [
+            this.tenantId,
+            documentId,
+            arrayText(indexes),
+            arrayText(contents),
+            arrayText(metadata),
+            arrayText(vectors),
+          ]),
+        ])
+      : undefined
     const [row] =
       sent?.rows ??
       (await this.#db.withTransactionConnection(
