@@ -1,6 +1,5 @@
-import { sql } from 'kysely'
 import { explain, type Embedding, type PgVectorStore, type ProvisionedDatabase } from '../../src/index.js'
-import { renderStatements, storeIndexNames } from '../../src/bench-kit.js'
+import { hnswIndexNames as storeHnswIndexNames, renderStatements, storeIndexNames } from '../../src/bench-kit.js'
 import type { TenantSize } from '../synthetic/corpus.js'
 import type { BenchSource } from './bench-source.js'
 import { planKind, type PlanKind } from './plan-kind.js'
@@ -73,10 +72,7 @@ export async function queriesFor(run: RagRun, tenants: TenantSize[]): Promise<Ar
  * ```
  */
 export async function hnswIndexNames(run: RagRun): Promise<string[]> {
-  const { rows } = await sql<{ name: string }>`
-    select i.relname as name from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
-    where x.indrelid = to_regclass(${BENCH_TABLE}) and am.amname = 'hnsw' order by 1`.execute(run.db)
-  return rows.map((r) => r.name)
+  return storeHnswIndexNames(run.db, run.store.config)
 }
 
 /**

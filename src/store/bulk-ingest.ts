@@ -1,4 +1,5 @@
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery, type Transaction } from 'kysely'
+import { advisoryXactLock, int32Hash } from '../sql/advisory-lock.js'
 import type { Database, DatabaseTransaction } from '../db/database.js'
 import type { LocalSettings } from '../db/local-settings.js'
 import { InvalidArgumentError, PgScaleError } from '../errors.js'
@@ -7,7 +8,7 @@ import { assertEmbedding, assertId, assertMetadata, toVectorLiteral, type Embedd
 import type { ResolvedStoreConfig } from './store-config.js'
 import { quoteQualified } from '../sql/quote.js'
 import { buildParameters, type IndexBuildOptions } from './index-build.js'
-import { deferrableIndexes, estimatedRows, hnswIndexes } from './store-catalog.js'
+import { deferrableIndexes, estimatedRows, hnswIndexNames } from './store-catalog.js'
 
 /** A row of {@link PgVectorStore.bulkIngest}. */
 export interface IngestRow {
@@ -68,9 +69,11 @@ export interface IngestPlan {
   copySql: string
   /** Set for a tenant handle's load: every row gets this tenant. */
   tenantId?: string
-  /** Statements before and after the rows in the same transaction (index drop and rebuild). */
-  before?: readonly string[]
-  after?: readonly string[]
+  /**
+   * Runs first in the load's transaction (index drops); resolves to statements to run after the
+   * rows in the same transaction (index rebuilds).
+   */
+  prepare?: (trx: Transaction<any>) => Promise<readonly string[]>
   settings?: LocalSettings
 }
 
@@ -118,10 +121,10 @@ export async function ingestRows(
 
   await db.transaction(
     async (trx) => {
-      for (const text of plan.before ?? []) await trx.executeQuery(CompiledQuery.raw(text))
+      const after = plan.prepare ? await plan.prepare(trx) : []
       if (db.capabilities.copy === 'none') await insertBatches(trx, plan, nextRow)
       else await copyBatches(trx, plan, nextRow, db.capabilities.copy === 'stream' ? Number.POSITIVE_INFINITY : BUFFERED_COPY_ROWS)
-      for (const text of plan.after ?? []) await trx.executeQuery(CompiledQuery.raw(text))
+      for (const text of after) await trx.executeQuery(CompiledQuery.raw(text))
     },
     { settings: plan.settings },
   )
@@ -271,29 +274,39 @@ export async function bulkIngestWithIndexes(
   if (!['keep', 'rebuild', 'auto'].includes(strategy)) {
     throw new InvalidArgumentError(`indexStrategy must be keep, rebuild or auto, got ${JSON.stringify(strategy)}`)
   }
-  const hnsw = await hnswIndexes(db, config)
+  const hnsw = await hnswIndexNames(db, config)
   let rebuild = strategy === 'rebuild'
   if (strategy === 'auto' && options.expectedRows !== undefined && hnsw.length > 0) {
     const current = (await estimatedRows(db, config)) ?? 0
     rebuild = options.expectedRows >= 50_000 && options.expectedRows >= 0.25 * current
   }
-  // Rebuilding defers the full-text GIN too: maintaining it row by row costs more than building it after.
-  const deferred = rebuild ? await deferrableIndexes(db, config) : []
+  // Rebuilding defers the full-text GIN too: maintaining it row by row costs more than building it
+  // after. Rebuilding loads of one table take turns (an advisory lock first in the transaction), and
+  // each reads the indexes to drop after the lock: a load that waited sees the indexes the one before
+  // it rebuilt, not the ones it dropped.
+  let deferred: string[] = []
   const plan: IngestPlan = {
     config,
     copySql,
-    before: deferred.map((index) => `drop index ${quoteQualified(config.schema, index.name)}`),
-    after: deferred.map((index) => index.definition),
+    prepare: rebuild
+      ? async (trx) => {
+          await trx.executeQuery(CompiledQuery.raw(advisoryXactLock(int32Hash(`pgscale.store-rebuild:${config.qualified}`), [0])))
+          const indexes = await deferrableIndexes(trx, config)
+          deferred = indexes.map((index) => index.name)
+          for (const index of indexes) await trx.executeQuery(CompiledQuery.raw(`drop index ${quoteQualified(config.schema, index.name)}`))
+          return indexes.map((index) => index.definition)
+        }
+      : undefined,
     settings: rebuild ? buildParameters(config, options.indexBuild ?? {}).settings : {},
   }
   const result = await ingestRows(db, plan, rows, options)
   const hints: string[] = []
-  const kept = rebuild ? [] : await hnswIndexes(db, config)
+  const kept = rebuild ? [] : await hnswIndexNames(db, config)
   if (!rebuild && kept.length > 0 && result.rows >= 50_000) {
     hints.push(
       `${result.rows} rows went through ${kept.length} HNSW index(es) at ${Math.round(result.rowsPerSecond)} rows/s; ` +
         `for loads this size pass indexStrategy: 'rebuild' (or build the index after the load).`,
     )
   }
-  return { ...result, rebuiltIndexes: deferred.map((i) => i.name), hints }
+  return { ...result, rebuiltIndexes: deferred, hints }
 }

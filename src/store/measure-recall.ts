@@ -9,7 +9,7 @@ import type { SearchOptions, SearchResult, TenantStore } from './tenant-store.js
 import { assertIntegerIn } from '../util/assert-integer.js'
 import { assertId } from './embedding.js'
 import { tenantIndexName } from './index-names.js'
-import { hnswIndexes, tenantSizes } from './store-catalog.js'
+import { hnswIndexNames, tenantSizes } from './store-catalog.js'
 
 /** Options of {@link PgVectorStore.measureRecall}. */
 export interface MeasureRecallOptions {
@@ -164,7 +164,7 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
   if (options.tenantId !== undefined) {
     tenantIds = (typeof options.tenantId === 'string' ? [options.tenantId] : [...options.tenantId]).map((id) => assertId(id, 'tenant id'))
   } else {
-    const indexes = new Set((await hnswIndexes(store.db, store.config)).map((i) => i.name))
+    const indexes = new Set(await hnswIndexNames(store.db, store.config))
     tenantIds = sizes.filter((s) => indexes.has(tenantIndexName(store.config.table, s.tenantId))).map((s) => s.tenantId)
     if (tenantIds.length === 0) tenantIds = sizes.slice(0, 3).map((s) => s.tenantId)
   }

@@ -1,4 +1,4 @@
-import { CompiledQuery, sql } from 'kysely'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
@@ -10,15 +10,20 @@ export interface TenantSize {
 }
 
 /**
- * The store's HNSW indexes with their definitions.
+ * The names of the store's HNSW indexes. Names only: `pg_get_indexdef` reads the catalog's latest
+ * state, so on an index another session drops meanwhile it fails ("cache lookup failed") — the
+ * definitions are read by {@link deferrableIndexes}, under the rebuild lock.
  *
  * ### Examples
  * ```ts
- * for (const { name, definition } of await hnswIndexes(db, config)) console.log(name, definition)
+ * const names = await hnswIndexNames(db, config) // ['rag_chunks_embedding_hnsw', …]
  * ```
  */
-export async function hnswIndexes(db: Database, config: ResolvedStoreConfig): Promise<Array<{ name: string; definition: string }>> {
-  return indexesOfKind(db, config, ['hnsw'])
+export async function hnswIndexNames(db: Kysely<any>, config: ResolvedStoreConfig): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select i.relname as name from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
+    where x.indrelid = to_regclass(${config.qualified}) and am.amname = 'hnsw' order by i.relname`.execute(db)
+  return rows.map((r) => r.name)
 }
 
 /**
@@ -30,19 +35,14 @@ export async function hnswIndexes(db: Database, config: ResolvedStoreConfig): Pr
  * const deferred = await deferrableIndexes(db, config) // [{ name: 'rag_chunks_search_text', definition: 'CREATE INDEX … USING gin …' }, …]
  * ```
  */
-export async function deferrableIndexes(db: Database, config: ResolvedStoreConfig): Promise<Array<{ name: string; definition: string }>> {
-  return indexesOfKind(db, config, ['hnsw', 'gin'])
-}
-
-async function indexesOfKind(
-  db: Database,
+export async function deferrableIndexes(
+  db: Kysely<any>,
   config: ResolvedStoreConfig,
-  methods: string[],
 ): Promise<Array<{ name: string; definition: string }>> {
   const { rows } = await sql<{ name: string; definition: string }>`
     select i.relname as name, pg_get_indexdef(i.oid) as definition
     from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
-    where x.indrelid = to_regclass(${config.qualified}) and am.amname = any(${methods}::text[])
+    where x.indrelid = to_regclass(${config.qualified}) and am.amname in ('hnsw', 'gin')
     order by i.relname`.execute(db)
   return rows
 }

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../errors.js'
 import { quoteQualified } from '../sql/quote.js'
 import { indexBytes, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
 import { storeIndexNames, tenantIndexName } from './index-names.js'
-import { hnswIndexes, planUsesIndex, tenantSizes, type TenantSize } from './store-catalog.js'
+import { hnswIndexNames, planUsesIndex, tenantSizes, type TenantSize } from './store-catalog.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
 import type { TenantStore } from './tenant-store.js'
@@ -116,7 +116,7 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
     throw new InvalidArgumentError(`ownIndexAbove must be a positive integer, got ${String(threshold)}`)
   }
   const sizes = await tenantSizes(store.db, store.config)
-  const existing = new Set((await hnswIndexes(store.db, store.config)).map((i) => i.name))
+  const existing = new Set(await hnswIndexNames(store.db, store.config))
   const run: TierRun = { store, options, threshold, sizes, existing, built: [], alreadyIndexed: [], notes: [] }
   await indexLargeTenants(run)
   const sharedIndex = await reviewSharedIndex(run)

@@ -60,6 +60,36 @@ describe('index lifecycle', () => {
     expect(rows[0]?.n).toBe(500)
   })
 
+  it("two 'rebuild' loads at once both land, and the HNSW and GIN indexes are all there after", async () => {
+    const before = await hnswIndexes()
+    const load = (tenant: string) =>
+      store.bulkIngest(generateCorpus({ ...spec, seed: `twin-${tenant}`, tenants: [{ id: tenant, chunks: 200 }] }), {
+        indexStrategy: 'rebuild',
+      })
+    const [x, y] = await Promise.all([load('twin-1'), load('twin-2')])
+    expect([x.rows, y.rows]).toEqual([200, 200])
+    expect(await hnswIndexes()).toEqual(before)
+    const { rows } = await sql<{ n: number; gin: number }>`
+      select (select count(*)::int from life_chunks where tenant_id in ('twin-1', 'twin-2')) as n,
+        (select count(*)::int from pg_indexes where tablename = 'life_chunks' and indexdef like '%USING gin%') as gin`.execute(t.db)
+    expect(rows[0]).toEqual({ n: 400, gin: 1 })
+  })
+
+  it("a 'rebuild' load that fails after its indexes were dropped leaves the table, its indexes and the pool as they were", async () => {
+    const before = await hnswIndexes()
+    const { rows: count } = await sql<{ n: number }>`select count(*)::int as n from life_chunks`.execute(t.db)
+    const rows = [...generateCorpus({ ...spec, seed: 'fails', tenants: [{ id: 'fails', chunks: 50 }] })]
+    rows[30] = { ...rows[30]!, embedding: new Array<number>(spec.dim).fill(Number.NaN) }
+    await expect(store.bulkIngest(rows, { indexStrategy: 'rebuild' })).rejects.toThrow()
+    expect(await hnswIndexes()).toEqual(before)
+    const { rows: after } = await sql<{ n: number; gin: number }>`
+      select (select count(*)::int from life_chunks) as n,
+        (select count(*)::int from pg_indexes where tablename = 'life_chunks' and indexdef like '%USING gin%') as gin`.execute(t.db)
+    expect(after[0]).toEqual({ n: count[0]!.n, gin: 1 })
+    // The pool's connections are usable: a load right after works.
+    expect((await store.bulkIngest(rows.slice(0, 30), { indexStrategy: 'rebuild' })).rows).toBe(30)
+  })
+
   it("indexStrategy 'auto' keeps the indexes for a small load", async () => {
     const more: CorpusSpec = { ...spec, seed: 'auto', tenants: [{ id: 'd', chunks: 100 }] }
     const result = await store.bulkIngest(generateCorpus(more), { expectedRows: 100 })
