@@ -74,6 +74,12 @@ function firstKeyword(text: string): string {
  * ```
  */
 export function createPglitePool(pglite: PgliteLike): SessionPool {
-  const capabilities: Capabilities = { concurrentConnections: false, maxConnections: 1, copy: 'buffered', multiStatementResults: true }
+  const capabilities: Capabilities = {
+    concurrentConnections: false,
+    maxConnections: 1,
+    copy: 'buffered',
+    multiStatementResults: true,
+    maxBuildMemoryMb: 48,
+  }
   return singleSessionPool(new PgliteSession(pglite), capabilities, () => pglite.close())
 }

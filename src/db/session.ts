@@ -41,6 +41,13 @@ export interface Capabilities {
    * without it (an app's Kysely), the settings take their own round trips.
    */
   multiStatementResults?: boolean
+  /**
+   * The largest `maintenance_work_mem` (MB) an index build may use here. PGlite 0.4 never gives
+   * back a dynamic shared memory segment of 64 MB or more, and pgvector's HNSW build allocates its
+   * graph in one: at PGlite's default of 64MB each build kept 61 MB of RSS (20 tenant indexes:
+   * 0.7 → 2.0 GB), at 63MB and below none did. Builds there run with at most this.
+   */
+  maxBuildMemoryMb?: number
 }
 
 /** Hands out sessions; the driver releases each one when done, with the error that broke it, if any. */

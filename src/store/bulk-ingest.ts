@@ -7,7 +7,7 @@ import { BinaryCopyWriter, chunkFull } from './binary-copy.js'
 import { assertEmbedding, assertId, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import { quoteQualified } from '../sql/quote.js'
-import { buildParameters, type IndexBuildOptions } from './index-build.js'
+import { buildParameters, capBuildMemory, type IndexBuildOptions } from './index-build.js'
 import { deferrableIndexes, estimatedRows, hnswIndexNames } from './store-catalog.js'
 
 /** A row of {@link PgVectorStore.bulkIngest}. */
@@ -297,7 +297,7 @@ export async function bulkIngestWithIndexes(
           return indexes.map((index) => index.definition)
         }
       : undefined,
-    settings: rebuild ? buildParameters(config, options.indexBuild ?? {}).settings : {},
+    settings: rebuild ? (await capBuildMemory(db, buildParameters(config, options.indexBuild ?? {}).settings)).settings : {},
   }
   const result = await ingestRows(db, plan, rows, options)
   const hints: string[] = []

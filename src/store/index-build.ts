@@ -106,6 +106,8 @@ export async function buildIndex(
   const concurrently = options.concurrently === true
   const existing = await indexState(db, index.schema, index.name)
   if (existing?.valid) return { index: index.name, built: false, seconds: 0, bytes: existing.bytes, warnings: [] }
+  const capped = await capBuildMemory(db, settings)
+  settings = capped.settings
   const started = performance.now()
   const stopPolling =
     options.onProgress && db.capabilities.concurrentConnections
@@ -135,7 +137,7 @@ export async function buildIndex(
   }
   const seconds = (performance.now() - started) / 1000
   const bytes = (await indexBytes(db, index.schema, index.name)) ?? 0
-  const warnings: string[] = []
+  const warnings: string[] = capped.warning ? [capped.warning] : []
   const { rows } = await sql<{ mwm: string }>`select current_setting('maintenance_work_mem') as mwm`.execute(db)
   const mwm = typeof settings.maintenance_work_mem === 'string' ? settings.maintenance_work_mem : (rows[0]?.mwm ?? '')
   const mwmBytes = parseMemory(mwm)
@@ -148,6 +150,30 @@ export async function buildIndex(
   }
   options.onProgress?.({ phase: 'done', tuplesDone: 0, tuplesTotal: 0, blocksDone: 0, blocksTotal: 0, elapsedMs: seconds * 1000 })
   return { index: index.name, built: true, seconds, bytes, warnings }
+}
+
+/**
+ * Lowers this build's `maintenance_work_mem` to the handle's `capabilities.maxBuildMemoryMb` (PGlite:
+ * larger builds leak their graph's memory); a warning when the caller asked for more.
+ *
+ * ### Examples
+ * ```ts
+ * const { settings } = await capBuildMemory(pgliteDb, { maintenance_work_mem: '1GB' }) // 48MB
+ * ```
+ */
+export async function capBuildMemory(
+  db: Database,
+  settings: Record<string, string | number>,
+): Promise<{ settings: Record<string, string | number>; warning?: string }> {
+  const capMb = db.capabilities.maxBuildMemoryMb
+  if (capMb === undefined) return { settings }
+  const asked = typeof settings.maintenance_work_mem === 'string' ? settings.maintenance_work_mem : undefined
+  const current = asked ?? (await sql<{ mwm: string }>`select current_setting('maintenance_work_mem') as mwm`.execute(db)).rows[0]!.mwm
+  if (!(parseMemory(current) > capMb * 1024 ** 2)) return { settings }
+  const warning = asked
+    ? `maintenanceWorkMem ${asked} was lowered to ${capMb}MB: this database (PGlite) keeps the memory of larger builds until it closes.`
+    : undefined
+  return { settings: { ...settings, maintenance_work_mem: `${capMb}MB` }, warning }
 }
 
 /**

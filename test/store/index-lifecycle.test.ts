@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DatabaseError, IndexBuildError, PgVectorStore } from '../../src/index.js'
-import { explainBuildFailure } from '../../src/bench-kit.js'
+import { capBuildMemory, explainBuildFailure } from '../../src/bench-kit.js'
 import { generateCorpus, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { useTestDatabase } from '../support/test-database.js'
 
@@ -36,6 +36,27 @@ describe('index lifecycle', () => {
     expect(result.warnings.join(' ')).toMatch(/maintenance_work_mem \(1MB\).*Set maintenanceWorkMem to at least \d+MB/)
     const { rows } = await sql<{ v: string }>`select current_setting('maintenance_work_mem') as v`.execute(t.db)
     expect(rows[0]?.v).not.toBe('1MB')
+  })
+
+  it("caps a build's maintenance_work_mem where the database keeps large builds' memory (PGlite), and only there", async () => {
+    const cap = t.db.capabilities.maxBuildMemoryMb
+    const asked = await capBuildMemory(t.db, { maintenance_work_mem: '1GB', max_parallel_maintenance_workers: 0 })
+    const byDefault = await capBuildMemory(t.db, {})
+    if (cap === undefined) {
+      expect(asked).toEqual({ settings: { maintenance_work_mem: '1GB', max_parallel_maintenance_workers: 0 } })
+      expect(byDefault).toEqual({ settings: {} })
+    } else {
+      expect(asked.settings).toEqual({ maintenance_work_mem: `${cap}MB`, max_parallel_maintenance_workers: 0 })
+      expect(asked.warning).toMatch(/1GB was lowered to \d+MB/)
+      // PGlite's default (64MB) is already past the cap: lowered without a warning.
+      expect(byDefault).toEqual({ settings: { maintenance_work_mem: `${cap}MB` } })
+      const built = await store.createTenantIndex('b', { maintenanceWorkMem: '1GB' })
+      expect(built.built).toBe(true)
+      expect(built.warnings.join(' ')).toMatch(/lowered to/)
+      await sql.raw(`drop index ${built.index}`).execute(t.db)
+    }
+    const small = await capBuildMemory(t.db, { maintenance_work_mem: '16MB' })
+    expect(small).toEqual({ settings: { maintenance_work_mem: '16MB' } })
   })
 
   it('createIndex on an existing index builds nothing', async () => {
