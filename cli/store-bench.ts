@@ -12,7 +12,7 @@ export function storeBenchCommand(): Command {
   return addConnectionOptions(
     new Command('store-bench')
       .description(
-        'The store side by side with hand-written SQL: ingest paths (bulkIngest, bare binary COPY, psql \\copy, multi-row INSERT, LangChain.js), search beside the same SQL raw, PLAIN vs EXTENDED storage.',
+        'The store side by side with hand-written SQL: ingest paths (bulkIngest, bare binary COPY, psql \\copy, multi-row INSERT, LangChain.js, fullText: false, the server-bound ceiling), search beside the same SQL raw, PLAIN vs EXTENDED storage.',
       )
       .option('--chunks <n>', 'chunks in all', positiveInt('--chunks', 100_000_000), 100_000)
       .option('--tenants <n>', 'tenants of equal size', positiveInt('--tenants', 10_000), 4)

@@ -11,6 +11,10 @@ const COLUMNS = 'tenant_id, document_id, chunk_index, content, metadata, embeddi
 /** Where the ingest methods read the same rows from, and where they write them. */
 export interface IngestInputs {
   store: PgVectorStore
+  /** The same table shape with `fullText: false` (no tsvector column, no GIN index). */
+  vectorOnly: PgVectorStore
+  /** An unlogged table holding the same rows, for the server-bound ceiling. */
+  sourceTable: string
   raw: pg.Client
   url: string
   table: string
@@ -40,9 +44,30 @@ export function ingestMethods(x: IngestInputs): Record<string, () => Promise<voi
       if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`)
     },
     'Node pg multi-row INSERT ×500': () => multiRowInsert(x.raw, x.table, readRowFile(x.rowFile)),
+    'store.bulkIngest, fullText: false': async () => void (await x.vectorOnly.bulkIngest(readRowFile(x.rowFile))),
+    // The physical limit of this table on this server: no client, no parsing, no network.
+    'server-bound ceiling (INSERT … SELECT from an unlogged copy)': async () =>
+      void (await x.raw.query(`insert into ${x.table} (${COLUMNS}) select ${COLUMNS} from ${x.sourceTable}`)),
   }
   if (x.langchain) methods['LangChain.js PGVectorStore.addDocuments'] = () => x.langchain!.add(x.url, readRowFile(x.rowFile))
   return methods
+}
+
+/**
+ * Creates `sourceTable`, an unlogged copy of the rows of `rowFile` for the server-bound ceiling.
+ *
+ * ### Examples
+ * ```ts
+ * await loadCeilingSource(raw, 'bench_source', rowFile)
+ * ```
+ */
+export async function loadCeilingSource(raw: pg.Client, sourceTable: string, rowFile: string): Promise<void> {
+  await raw.query(`drop table if exists ${sourceTable}`)
+  await raw.query(
+    `create unlogged table ${sourceTable} (tenant_id text, document_id text, chunk_index int, content text, metadata jsonb, embedding vector)`,
+  )
+  await bareBinaryCopy(raw, sourceTable, readRowFile(rowFile))
+  await raw.query(`vacuum analyze ${sourceTable}`)
 }
 
 /**

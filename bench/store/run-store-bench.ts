@@ -9,7 +9,7 @@ import { renderStatements } from '../../src/bench-kit.js'
 import { machineInfo, type MachineInfo } from '../report/machine.js'
 import { median, summarize, type Percentiles } from '../report/stats.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../synthetic/corpus.js'
-import { ingestMethods, writeCopyText } from './ingest-methods.js'
+import { ingestMethods, loadCeilingSource, writeCopyText } from './ingest-methods.js'
 import { loadLangChain } from './langchain.js'
 import { readRowFile, writeRowFile } from './row-file.js'
 
@@ -54,6 +54,8 @@ export interface StoreBenchReport {
 }
 
 const TABLE = 'bench_chunks'
+const VECTOR_ONLY_TABLE = 'bench_chunks_vector_only'
+const SOURCE_TABLE = 'bench_ceiling_source'
 
 /**
  * Runs the store's performance bench: ingest paths side by side, search after optimize() beside the
@@ -91,10 +93,19 @@ export async function runStoreBench(
     const chunks = writeRowFile(rowFile, generateCorpus(spec))
     writeCopyText(tsvFile, readRowFile(rowFile))
     const store = await PgVectorStore.open(db, { table: TABLE, dimensions: o.dim })
+    const vectorOnly = await PgVectorStore.open(db, { table: VECTOR_ONLY_TABLE, dimensions: o.dim, fullText: false })
+    await loadCeilingSource(raw, SOURCE_TABLE, rowFile)
     const langchain = o.skipLangchain ? undefined : await loadLangChain(o.dim)
     if (!langchain) log('LangChain.js not measured: run `npm run bench:langchain:install` to include it')
-    const ingest = await compareIngest(db, o, chunks, ingestMethods({ store, raw, url, table: TABLE, rowFile, tsvFile, langchain }), log)
+    const ingest = await compareIngest(
+      db,
+      o,
+      chunks,
+      ingestMethods({ store, vectorOnly, sourceTable: SOURCE_TABLE, raw, url, table: TABLE, rowFile, tsvFile, langchain }),
+      log,
+    )
     if (langchain) await langchain.drop(url)
+    await raw.query(`drop table ${SOURCE_TABLE}; drop table ${VECTOR_ONLY_TABLE}`)
     log('loading once more, building the tenant indexes (optimize)')
     await store.bulkIngest(readRowFile(rowFile))
     const search = await compareSearch(store, raw, spec, o)
@@ -111,7 +122,7 @@ export async function runStoreBench(
         rounds: o.rounds,
         queries: search.queries,
         blocks: search.blocks,
-        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table, all reading the same pre-generated rows from a file; search: pgscale (ef_search 100, relaxed) and the same SQL raw through pg (BEGIN + SET LOCAL, the query with the vector formatted by pgvector.toSql per call, COMMIT) interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1',
+        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table (fullText: false: the same table without the tsvector column and GIN index), all reading the same pre-generated rows from a file; the server-bound ceiling inserts the same rows from an unlogged table in the server (INSERT … SELECT); search: pgscale (ef_search 100, relaxed) and the same SQL raw through pg (BEGIN + SET LOCAL, the query with the vector formatted by pgvector.toSql per call, COMMIT) interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1',
       },
       ingest,
       tenantIndexes: search.tenantIndexes,
@@ -140,7 +151,7 @@ async function compareIngest(
     const entries = Object.entries(methods)
     const shift = (round - 1) % entries.length
     for (const [name, load] of [...entries.slice(shift), ...entries.slice(0, shift)]) {
-      await sql`truncate ${sql.raw(TABLE)}`.execute(db)
+      await sql`truncate ${sql.raw(TABLE)}, ${sql.raw(VECTOR_ONLY_TABLE)}`.execute(db)
       await sql`checkpoint`.execute(db).catch(() => {})
       const started = performance.now()
       await load()

@@ -34,9 +34,15 @@ export async function migrateObject(
     /** The relation the steps create; when it was dropped behind our back, the steps run again. */
     relation?: string
     compare?: (recorded: Record<string, unknown>, wanted: Readonly<Record<string, unknown>>) => string | undefined
+    /**
+     * Values of configuration keys added after objects were recorded without them: a missing
+     * recorded key is compared as its old default, so adding a key never makes existing objects fail.
+     */
+    recordedDefaults?: Readonly<Record<string, unknown>>
   } = {},
 ): Promise<{ from: number; to: number }> {
   const compare = options.compare ?? defaultCompare
+  const withDefaults = (recorded: Record<string, unknown>) => ({ ...options.recordedDefaults, ...recorded })
   await sql`create table if not exists ${sql.table(OBJECT_VERSION_TABLE)} (
       object text primary key,
       version integer not null,
@@ -58,7 +64,7 @@ export async function migrateObject(
       if (!found[0]?.present) recorded = undefined
     }
     if (recorded) {
-      const mismatch = compare(recorded.config, config)
+      const mismatch = compare(withDefaults(recorded.config), config)
       if (mismatch) throw new SchemaMismatchError(`${key} exists with a different configuration: ${mismatch}`)
     }
     const from = recorded?.version ?? 0

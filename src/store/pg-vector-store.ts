@@ -49,7 +49,7 @@ export class PgVectorStore {
 
   /**
    * Opens a store, creating its table and indexes if missing (idempotent; two processes opening
-   * at once is safe). An existing table with other dimensions or distance is a {@link SchemaMismatchError}.
+   * at once is safe). An existing table with other dimensions, distance or `fullText` is a {@link SchemaMismatchError}.
    * `handle` is a pgscale {@link Database}, the app's `Kysely` or its `pg.Pool`: the store uses the
    * app's pool, and the app's Kysely plugins never change what the store reads or returns.
    *
@@ -66,9 +66,15 @@ export class PgVectorStore {
     await migrateObject(
       db,
       key,
-      { dimensions: resolved.dimensions, distance: resolved.distance, textSearchConfig: resolved.textSearchConfig },
+      {
+        dimensions: resolved.dimensions,
+        distance: resolved.distance,
+        textSearchConfig: resolved.textSearchConfig,
+        fullText: resolved.fullText,
+      },
       chunksTableSteps(resolved),
-      { relation: resolved.qualified },
+      // Stores created before a key was recorded had its old default.
+      { relation: resolved.qualified, recordedDefaults: { fullText: true } },
     )
     const { rows } = await sql<{ dims: number }>`
       select a.atttypmod as dims from pg_attribute a

@@ -24,6 +24,13 @@ export interface PgVectorStoreConfig {
   embeddingStorage?: 'plain' | 'extended'
   /** `hnsw.ef_search` used by `search` unless a call says otherwise. Default 100. */
   defaultEfSearch?: number
+  /**
+   * Keep a generated `tsvector` column and its GIN index for `hybridSearch`. Default `true`;
+   * `false` for stores that only search by vector: no `tsvector` is computed on write and no GIN
+   * index maintained (bulk loads measured faster, docs/performance.md), and `hybridSearch` throws.
+   * Fixed when the table is created.
+   */
+  fullText?: boolean
 }
 
 /** The validated, complete configuration. */
@@ -39,6 +46,7 @@ export interface ResolvedStoreConfig {
   textSearchConfig: string
   embeddingStorage: 'plain' | 'extended'
   defaultEfSearch: number
+  fullText: boolean
 }
 
 const OPERATORS = {
@@ -69,6 +77,8 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
   }
   const defaultEfSearch = config.defaultEfSearch ?? 100
   assertEfSearch(defaultEfSearch)
+  const fullText = config.fullText ?? true
+  if (typeof fullText !== 'boolean') throw new InvalidArgumentError(`fullText must be true or false, got ${JSON.stringify(fullText)}`)
   return {
     schema,
     table: name,
@@ -79,6 +89,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
     textSearchConfig,
     embeddingStorage,
     defaultEfSearch,
+    fullText,
   }
 }
 

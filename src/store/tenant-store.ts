@@ -245,6 +245,9 @@ export class TenantStore {
    */
   async hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('hybridSearch needs { embedding, text }')
+    if (!this.#config.fullText) {
+      throw new InvalidArgumentError(`hybridSearch needs full text: ${this.#config.qualified} was created with fullText: false`)
+    }
     const k = assertK(options.k ?? 10)
     if (typeof options.text !== 'string') throw new InvalidArgumentError('hybridSearch: text must be a string')
     const vector = toVectorLiteral(assertEmbedding(options.embedding, this.#config.dimensions, this.#config.distance, 'hybridSearch'))
