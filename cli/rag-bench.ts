@@ -7,6 +7,7 @@ import { PHASES } from '../bench/rag/rag-report.js'
 import { renderRagReport } from '../bench/rag/render-rag-report.js'
 import { runRagBench } from '../bench/rag/run-rag-bench.js'
 import { recallLatencySvg } from '../bench/rag/svg-plot.js'
+import { ragLoad } from './rag-load.js'
 import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** Builds the `rag-bench` command (commander wiring only; the work is in bench/rag). */
@@ -14,7 +15,7 @@ export function ragBenchCommand(): Command {
   return addCommonOptions(
     new Command('rag-bench')
       .description(
-        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes.',
+        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder.',
       )
       .option('--chunks <n>', 'chunks in all (default 20000; a --tenant-mix with sizes sets it)')
       .option('--tenants <n>', 'tenants of equal size (default 20)')
@@ -46,9 +47,11 @@ export function ragBenchCommand(): Command {
  * ### Examples
  * ```ts
  * await ragBench(['--chunks', '2000', '--json', '-'])
+ * await ragBench(['load', '--clients', '1,2,4']) // the concurrency ladder (cli/rag-load.ts)
  * ```
  */
 export async function ragBench(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'load') return ragLoad(argv.slice(1))
   const program = ragBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string }>()

@@ -1,0 +1,138 @@
+import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'commander'
+import { parseTenantMix, tenantsOf, TenantMixError } from '../bench/rag/tenant-mix.js'
+import { parseMix } from '../bench/rag/load/ladder-analysis.js'
+import { renderLoadReport } from '../bench/rag/load/render-load-report.js'
+import { LOAD_SCHEMA, runLoadBench, type LoadBenchConfig } from '../bench/rag/load/run-load-bench.js'
+import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+
+interface LoadCliOptions extends CommonOptions {
+  chunks: number
+  tenantMix: string
+  dim: number
+  chunksPerDoc: number
+  clients: number[]
+  duration: number
+  warmup: number
+  mix: Record<'search' | 'hybrid' | 'replace' | 'delete', number>
+  maxP95Ms: number
+  seed: string
+  soak?: number
+  soakClients?: number
+  soakMaxGrowth: number
+}
+
+function clientList(value: string): number[] {
+  const list = value.split(',').map((v) => positiveInt('--clients', 1000)(v.trim()))
+  if (list.some((n, i) => i > 0 && n <= list[i - 1]!)) throw new CommanderInvalidArgument('--clients must be ascending, e.g. 1,2,4,8')
+  return list
+}
+
+function mixOption(value: string) {
+  try {
+    return parseMix(value)
+  } catch (err) {
+    throw new CommanderInvalidArgument((err as Error).message)
+  }
+}
+
+function positiveNumber(name: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!(n > 0) || !Number.isFinite(n)) throw new CommanderInvalidArgument(`${name} must be a positive number`)
+    return n
+  }
+}
+
+/** Builds the `rag-bench load` command (commander wiring only; the work is in bench/rag/load). */
+export function ragLoadCommand(): Command {
+  return addCommonOptions(
+    new Command('rag-bench load')
+      .description(
+        'A ladder of concurrent clients on a seeded corpus: throughput and p50/p95/p99 per operation, errors and rejections apart, every search answer verified against its tenant, where it breaks and where it saturates.',
+      )
+      .option('--chunks <n>', 'chunks in all', positiveInt('--chunks', 100_000_000), 100_000)
+      .option('--tenant-mix <mix>', 'tenant sizes: zipf:TENANTS[:EXPONENT] or NxSIZE groups joined by "+"', 'zipf:100')
+      .option('--dim <n>', 'embedding dimensions', positiveInt('--dim', 2000), 384)
+      .option('--chunks-per-doc <n>', 'chunks per document (and per replacement)', positiveInt('--chunks-per-doc', 1000), 20)
+      .option('--clients <list>', 'concurrent clients per step, ascending', clientList, [1, 2, 4, 8, 16, 32])
+      .option('--duration <s>', 'measured seconds per step', positiveNumber('--duration'), 15)
+      .option('--warmup <s>', 'warm-up seconds before each step (not counted)', positiveNumber('--warmup'), 3)
+      .option('--mix <weights>', 'operation weights', mixOption, parseMix('search=80,hybrid=10,replace=8,delete=2'))
+      .option('--max-p95-ms <ms>', 'a step breaks when its read p95 passes this (or errors pass 1%)', positiveNumber('--max-p95-ms'), 50)
+      .option('--seed <s>', 'data seed', '42')
+      .option(
+        '--soak <minutes>',
+        'after the ladder, hold one step this long and check the client for memory growth',
+        positiveNumber('--soak'),
+      )
+      .option('--soak-clients <n>', 'clients of the soak step (default 8)', positiveInt('--soak-clients', 1000))
+      .option(
+        '--soak-max-growth <mb>',
+        'the soak fails when RSS grows faster than this many MB per hour',
+        positiveNumber('--soak-max-growth'),
+        50,
+      ),
+    'local',
+  )
+}
+
+/**
+ * Runs `rag-bench load` with `argv` (after `load`); resolves to the exit code: 1 when a row was
+ * wrong, the smoke check failed or the soak grew past its bound.
+ *
+ * ### Examples
+ * ```ts
+ * await ragLoad(['--chunks', '20000', '--clients', '1,2', '--duration', '5'])
+ * ```
+ */
+export async function ragLoad(argv: readonly string[]): Promise<number> {
+  const program = ragLoadCommand()
+  return runCli(program, argv, async (onInterrupt) => {
+    const o = program.opts<LoadCliOptions>()
+    let tenants
+    try {
+      tenants = tenantsOf(parseTenantMix(o.tenantMix), o.chunks)
+    } catch (err) {
+      if (err instanceof TenantMixError) throw Object.assign(err, { exitCode: 2 })
+      throw err
+    }
+    const config: LoadBenchConfig = {
+      tenants,
+      mixLabel: o.tenantMix,
+      chunks: tenants.reduce((s, t) => s + t.chunks, 0),
+      dim: o.dim,
+      chunksPerDoc: o.chunksPerDoc,
+      clients: o.clients,
+      seconds: o.duration,
+      warmupSeconds: o.warmup,
+      mix: o.mix,
+      maxP95Ms: o.maxP95Ms,
+      seed: o.seed,
+      soakMinutes: o.soak,
+      soakClients: o.soakClients,
+      soakMaxGrowthMbPerHour: o.soakMaxGrowth,
+      keep: Boolean(o.keep),
+    }
+    const log = (line: string) => process.stderr.write(`[rag-bench load] ${line}\n`)
+    const provisioned = await provisionFor(o, log)
+    onInterrupt(async () => {
+      if (!config.keep) {
+        const { sql } = await import('kysely')
+        await sql
+          .raw(`drop schema if exists ${LOAD_SCHEMA} cascade`)
+          .execute(provisioned.db)
+          .catch(() => {})
+      }
+      await provisioned.stop()
+    })
+    try {
+      const report = await runLoadBench(provisioned, config, log)
+      if (o.json !== '-') console.log(renderLoadReport(report))
+      writeJson(o.json, report)
+      const failed = report.isolation.wrongRows > 0 || !report.smoke.passed || report.soak?.passed === false
+      return failed ? 1 : 0
+    } finally {
+      await provisioned.stop()
+    }
+  })
+}

@@ -1,0 +1,170 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { ragBench } from '../../cli/rag-bench.js'
+import { connect } from '../../src/index.js'
+import { parseMix } from '../../bench/rag/load/ladder-analysis.js'
+import { runLoadStep } from '../../bench/rag/load/load-step.js'
+import { LOAD_SCHEMA, loadContext, seedLoadCorpus, type LoadBenchConfig } from '../../bench/rag/load/run-load-bench.js'
+import { parseTenantMix, tenantsOf } from '../../bench/rag/tenant-mix.js'
+import { itWithServer } from '../support/skip.js'
+import { testTarget, useTestDatabase } from '../support/test-database.js'
+
+/** `rag-bench load` in process on a small corpus against the test database (a server: it needs concurrent connections). */
+const t = useTestDatabase()
+const dir = mkdtempSync(join(tmpdir(), 'pgscale-load-'))
+let stderr: string[]
+
+beforeEach(() => {
+  stderr = []
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (stderr.push(String(chunk)), true))
+  vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
+  vi.spyOn(console, 'log').mockImplementation(() => {})
+})
+afterEach(() => vi.restoreAllMocks())
+
+const tenants = tenantsOf(parseTenantMix('zipf:6'), 3000)
+const config = (over: Partial<LoadBenchConfig> = {}): LoadBenchConfig => ({
+  tenants,
+  mixLabel: 'zipf:6',
+  chunks: 3000,
+  dim: 16,
+  chunksPerDoc: 10,
+  clients: [1, 2],
+  seconds: 1,
+  warmupSeconds: 0.2,
+  mix: parseMix('search=80,hybrid=10,replace=8,delete=2'),
+  maxP95Ms: 50,
+  seed: 'load-test',
+  soakMaxGrowthMbPerHour: 50,
+  keep: false,
+  ...over,
+})
+const quiet = () => {}
+
+const target = testTarget()
+const withServer = itWithServer(target)
+
+describe('rag-bench load', () => {
+  withServer('climbs the ladder with every answer verified and writes every documented key', async () => {
+    const out = join(dir, 'load.json')
+    const code = await ragBench([
+      'load',
+      '--pg',
+      t.url!,
+      '--chunks',
+      '3000',
+      '--tenant-mix',
+      'zipf:6',
+      '--dim',
+      '16',
+      '--chunks-per-doc',
+      '10',
+      '--clients',
+      '1,2,4',
+      '--duration',
+      '1',
+      '--warmup',
+      '0.2',
+      '--json',
+      out,
+    ])
+    expect(stderr.join('')).not.toMatch(/rag-bench load: /)
+    expect(code).toBe(0)
+    const report = JSON.parse(readFileSync(out, 'utf8'))
+    const required = ['config', 'isolation', 'machine', 'method', 'process', 'seeding', 'server', 'smoke', 'steps', 'warnings']
+    expect(Object.keys(report)).toEqual(expect.arrayContaining(required))
+    expect(Object.keys(report).every((k) => [...required, 'breaks', 'saturates', 'soak'].includes(k))).toBe(true)
+    expect(Object.keys(report.steps[0]).sort()).toEqual(
+      [
+        'clientCpu',
+        'clients',
+        'database',
+        'errorRate',
+        'failures',
+        'operations',
+        'readP95Ms',
+        'rejections',
+        'rowsChecked',
+        'seconds',
+        'throughput',
+        'wrongRows',
+        'wrongSample',
+      ].sort(),
+    )
+    expect(report.smoke).toMatchObject({ queries: 50, wrongRows: 0, passed: true })
+    expect(report.smoke.recallAt10).toBeGreaterThanOrEqual(0.9)
+    expect(report.steps.map((s: { clients: number }) => s.clients)).toEqual([1, 2, 4])
+    for (const s of report.steps) {
+      expect(s.operations.search.count).toBeGreaterThan(0)
+      expect(s.operations.search.p95Ms).toBeGreaterThanOrEqual(s.operations.search.p50Ms)
+      expect(s.wrongRows).toBe(0)
+      expect(s.database.commits).toBeGreaterThan(0)
+      expect(s.database.bufferHitRatio).toBeGreaterThan(0)
+      expect(s.database.samples).toBeGreaterThan(0)
+      expect(Object.values(s.operations).reduce((n: number, o) => n + (o as { errors: number }).errors, 0)).toBe(0)
+    }
+    expect(report.isolation.wrongRows).toBe(0)
+    expect(report.isolation.rowsChecked).toBe(report.steps.reduce((n: number, s: { rowsChecked: number }) => n + s.rowsChecked, 0))
+    expect(report.isolation.rowsChecked).toBeGreaterThan(100)
+    const { rows } = await sql<{ present: boolean }>`select to_regnamespace(${LOAD_SCHEMA}) is not null as present`.execute(t.db)
+    expect(rows[0]!.present).toBe(false)
+  })
+
+  withServer('the verifier catches a planted row of another tenant', async () => {
+    const pool = await connect({ connectionString: t.url!, max: 3 })
+    try {
+      const c = config({ mix: parseMix('search=1') })
+      const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+      const ctx = loadContext(store, t.db, truth, c)
+      const victim = tenants[0]!.id
+      // A leak as it would look: rows in the victim's scope that belong to another tenant, placed
+      // exactly where the victim's queries land.
+      const planted = Array.from({ length: 8 }, () => ctx.query(victim).embedding)
+      await store.forTenant(victim).replaceDocument(
+        'planted',
+        planted.map((embedding) => ({ content: 'not yours', embedding, metadata: { owner: tenants[1]!.id } })),
+      )
+      const step = await runLoadStep({ ...ctx, pickTenant: () => victim }, 1, 0.5, 0)
+      expect(step.wrongRows).toBeGreaterThan(0)
+      expect(step.wrongSample[0]).toMatchObject({ caller: victim, owner: tenants[1]!.id, why: 'other tenant' })
+    } finally {
+      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
+      await pool.close()
+    }
+  })
+
+  withServer('a client that cannot get a connection in time is a rejection, not an error', async () => {
+    const pool = await connect({ connectionString: t.url!, max: 2 })
+    const starved = await connect({ connectionString: t.url!, max: 1, connectionTimeoutMillis: 50 })
+    try {
+      const c = config({ mix: parseMix('search=1') })
+      const { truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+      const { PgVectorStore } = await import('../../src/index.js')
+      const store = await PgVectorStore.open(starved, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
+      const ctx = loadContext(store, t.db, truth, c)
+      // Hold the starved pool's only connection for the whole step.
+      const held = starved.transaction(async (trx) => void (await sql`select pg_sleep(1.2)`.execute(trx)))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const step = await runLoadStep(ctx, 3, 0.8, 0)
+      await held
+      expect(step.rejections).toBeGreaterThan(0)
+      expect(step.operations.search.errors).toBe(0)
+      expect(step.failures.rejections[0]).toMatch(/timeout/i)
+    } finally {
+      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
+      await starved.close()
+      await pool.close()
+    }
+  })
+})
+
+describe('rag-bench load on the embedded database', () => {
+  ;(target.url ? it.skip : it)('says in one line that it needs a server', async () => {
+    const code = await ragBench(['load', '--db', 'embedded', '--chunks', '1000', '--clients', '1', '--duration', '1'])
+    expect(code).toBe(1)
+    expect(stderr.join('')).toMatch(/rag-bench load: rag-bench load needs a server/)
+  })
+})

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest'
+import { DatabaseError } from '../../src/index.js'
+import { CorpusTruth } from '../../bench/rag/load/corpus-truth.js'
+import { classifyFailure, findBreak, findSaturation, parseMix, pickOperation } from '../../bench/rag/load/ladder-analysis.js'
+import { rssGrowthPerHour } from '../../bench/rag/load/soak.js'
+import { seededRandom } from '../../src/bench-kit.js'
+
+const step = (clients: number, throughput: number, readP95Ms = 5, errorRate = 0) => ({ clients, throughput, readP95Ms, errorRate })
+
+describe('the ladder: where it breaks', () => {
+  it('is the first step whose read p95 passes the bound', () => {
+    const broke = findBreak([step(1, 100, 3), step(2, 180, 20), step(4, 200, 51), step(8, 210, 90)], 50)
+    expect(broke?.clients).toBe(4)
+    expect(broke?.why).toMatch(/read p95 51.0 ms > 50 ms/)
+  })
+
+  it('or whose error rate passes 1%, even with a fast p95', () => {
+    const broke = findBreak([step(1, 100), step(2, 190, 4, 0.01), step(4, 300, 4, 0.011)], 50)
+    expect(broke?.clients).toBe(4)
+    expect(broke?.why).toMatch(/error rate 1.10% > 1%/)
+  })
+
+  it('is nothing when every step held', () => {
+    expect(findBreak([step(1, 100), step(2, 190)], 50)).toBeUndefined()
+    expect(findBreak([], 50)).toBeUndefined()
+  })
+})
+
+describe('the ladder: where it saturates', () => {
+  it('is the step after which more clients bought less than 10% more throughput', () => {
+    expect(findSaturation([step(1, 100), step(2, 190), step(4, 300), step(8, 320), step(16, 400)])?.clients).toBe(4)
+  })
+
+  it('a drop counts as saturation too', () => {
+    expect(findSaturation([step(1, 100), step(2, 90)])?.clients).toBe(1)
+  })
+
+  it('exactly +10% still grows; not reached when the last step still grew', () => {
+    expect(findSaturation([step(1, 100), step(2, 110), step(4, 121)])).toBeUndefined()
+    expect(findSaturation([step(1, 100)])).toBeUndefined()
+  })
+})
+
+describe('rejections are counted apart from errors', () => {
+  const serverError = (code: string) => new DatabaseError({ message: `server said ${code}`, code })
+
+  it.each([
+    ['pool acquisition timeout (node-postgres)', new Error('timeout exceeded when trying to connect')],
+    ['too many connections (53300)', serverError('53300')],
+    ['lock timeout (55P03)', serverError('55P03')],
+    ['server starting up or shutting down (57P03)', serverError('57P03')],
+    ['a rejection wrapped as the cause of another error', new Error('replace failed', { cause: serverError('55P03') })],
+    ['a driver error object with its SQLSTATE as code', Object.assign(new Error('sorry, too many clients already'), { code: '53300' })],
+  ])('%s is a rejection', (_, err) => {
+    expect(classifyFailure(err)).toBe('rejection')
+  })
+
+  it.each([
+    ['a syntax error (42601)', serverError('42601')],
+    ['a statement timeout (57014)', serverError('57014')],
+    ['a deadlock (40P01)', serverError('40P01')],
+    ['a plain exception', new Error('boom')],
+    ['a thrown string', 'boom'],
+  ])('%s is an error', (_, err) => {
+    expect(classifyFailure(err)).toBe('error')
+  })
+})
+
+describe('the operation mix', () => {
+  it('parses weights, and refuses unknown operations, malformed parts and an all-zero mix', () => {
+    expect(parseMix('search=80,hybrid=10,replace=8,delete=2')).toEqual({ search: 80, hybrid: 10, replace: 8, delete: 2 })
+    expect(parseMix('search=1')).toEqual({ search: 1, hybrid: 0, replace: 0, delete: 0 })
+    expect(() => parseMix('search=80,update=20')).toThrow(/update=20/)
+    expect(() => parseMix('search')).toThrow(/OP=WEIGHT/)
+    expect(() => parseMix('search=-1')).toThrow(/OP=WEIGHT/)
+    expect(() => parseMix('search=0,delete=0')).toThrow(/every weight is 0/)
+  })
+
+  it('draws operations in proportion to their weights', () => {
+    const random = seededRandom('mix')
+    const mix = parseMix('search=80,hybrid=10,replace=8,delete=2')
+    const counts = { search: 0, hybrid: 0, replace: 0, delete: 0 }
+    for (let i = 0; i < 20_000; i++) counts[pickOperation(mix, () => random.next())]++
+    expect(counts.search / 20_000).toBeCloseTo(0.8, 1)
+    expect(counts.hybrid / 20_000).toBeCloseTo(0.1, 1)
+    expect(counts.replace / 20_000).toBeCloseTo(0.08, 1)
+    expect(counts.delete).toBeGreaterThan(250)
+    expect(counts.delete).toBeLessThan(550)
+  })
+})
+
+describe('the truth every answer is checked against', () => {
+  const truth = () => {
+    const t = new CorpusTruth()
+    t.seed('acme', 'doc-1')
+    t.seed('acme', 'doc-2')
+    t.seed('globex', 'doc-1')
+    return t
+  }
+  const row = (documentId: string, owner: string) => ({ documentId, metadata: { owner } })
+
+  it('accepts rows of the caller’s documents', () => {
+    expect(truth().check('acme', [row('doc-1', 'acme'), row('doc-2', 'acme')], performance.now())).toEqual([])
+  })
+
+  it('catches a row of another tenant, even with a document id the caller also has', () => {
+    const wrong = truth().check('acme', [row('doc-1', 'globex')], performance.now())
+    expect(wrong).toEqual([{ caller: 'acme', documentId: 'doc-1', owner: 'globex', why: 'other tenant' }])
+  })
+
+  it('catches a document the caller never had, and a row with no owner', () => {
+    const t = truth()
+    expect(t.check('globex', [row('doc-2', 'globex')], 0)[0]?.why).toBe('unknown document')
+    expect(t.check('acme', [{ documentId: 'doc-1', metadata: {} }], 0)[0]?.why).toBe('other tenant')
+  })
+
+  it('a document deleted before the search started is wrong; during the search, or while being written, it is not', () => {
+    const t = truth()
+    t.begin('acme', 'doc-1')
+    expect(t.check('acme', [row('doc-1', 'acme')], performance.now())).toEqual([]) // delete in flight
+    t.end('acme', 'doc-1', 'delete', true)
+    const afterDelete = performance.now() + 1
+    expect(t.check('acme', [row('doc-1', 'acme')], afterDelete)[0]?.why).toBe('deleted document')
+    expect(t.check('acme', [row('doc-1', 'acme')], 0)).toEqual([]) // the search started before the delete ended
+    t.begin('acme', 'doc-1')
+    t.end('acme', 'doc-1', 'replace', true)
+    expect(t.check('acme', [row('doc-1', 'acme')], performance.now() + 1)).toEqual([])
+  })
+
+  it('a failed write changes nothing, and writing a document never seeded is a bench bug', () => {
+    const t = truth()
+    t.begin('acme', 'doc-2')
+    t.end('acme', 'doc-2', 'delete', false)
+    expect(t.check('acme', [row('doc-2', 'acme')], performance.now() + 1)).toEqual([])
+    expect(() => t.begin('acme', 'doc-9')).toThrow(/never seeded/)
+    expect(t.documentIds('acme')).toEqual(['doc-1', 'doc-2'])
+    expect(t.tenants()).toEqual(['acme', 'globex'])
+  })
+})
+
+describe('the soak’s growth rate', () => {
+  it('is the slope over the second half, per hour', () => {
+    const samples = Array.from({ length: 13 }, (_, i) => ({ second: i * 300, rssMB: i < 6 ? 100 + i * 20 : 200 + (i - 6) * 2.5 }))
+    // Second half: +2.5 MB every 5 min = 30 MB/h (the first half's fast growth is warm-up).
+    expect(rssGrowthPerHour(samples)).toBeCloseTo(30, 6)
+    expect(rssGrowthPerHour([{ second: 0, rssMB: 100 }])).toBe(0)
+  })
+})
