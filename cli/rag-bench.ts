@@ -6,8 +6,10 @@ import { CorpusFormatError, openCorpusDir } from '../bench/rag/corpus-dir.js'
 import { PHASES } from '../bench/rag/rag-report.js'
 import { renderRagReport } from '../bench/rag/render-rag-report.js'
 import { runRagBench } from '../bench/rag/run-rag-bench.js'
-import { recallLatencySvg } from '../bench/rag/svg-plot.js'
+import { recallLatencyChart } from '../bench/rag/recall-chart.js'
+import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { ragLoad } from './rag-load.js'
+import { ragPlanning } from './rag-planning.js'
 import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** Builds the `rag-bench` command (commander wiring only; the work is in bench/rag). */
@@ -15,7 +17,7 @@ export function ragBenchCommand(): Command {
   return addCommonOptions(
     new Command('rag-bench')
       .description(
-        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder.',
+        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder; `rag-bench planning --help`: the planning cost of tenant indexes.',
       )
       .option('--chunks <n>', 'chunks in all (default 20000; a --tenant-mix with sizes sets it)')
       .option('--tenants <n>', 'tenants of equal size (default 20)')
@@ -37,7 +39,7 @@ export function ragBenchCommand(): Command {
         '--corpus <dir>',
         'your own chunks and embeddings instead of the synthetic corpus (chunks.jsonl + embeddings.npy; docs/rag-bench.md)',
       )
-      .option('--plot <file>', 'write a recall-vs-latency chart as SVG'),
+      .option('--plot <file>', 'write a recall-vs-latency chart as SVG (Vega-Lite: npm install vega vega-lite)'),
   )
 }
 
@@ -52,6 +54,7 @@ export function ragBenchCommand(): Command {
  */
 export async function ragBench(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'load') return ragLoad(argv.slice(1))
+  if (argv[0] === 'planning') return ragPlanning(argv.slice(1))
   const program = ragBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string }>()
@@ -85,6 +88,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
       if (err instanceof RagBenchOptionError || err instanceof CorpusFormatError) throw Object.assign(err, { exitCode: 2 })
       throw err
     }
+    if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench] ${line}\n`)
     const provisioned = await provisionFor(o, log)
     onInterrupt(async () => {
@@ -103,7 +107,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
       const report = await runRagBench(provisioned, config, log)
       if (!quiet) console.log(renderRagReport(report))
       writeJson(o.json, report)
-      if (o.plot && report.search) writeFileSync(o.plot, recallLatencySvg(report.search.rows))
+      if (o.plot && report.search) writeFileSync(o.plot, await renderChart(recallLatencyChart(report.search.rows)))
     } finally {
       await provisioned.stop()
     }

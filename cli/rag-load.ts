@@ -1,7 +1,10 @@
 import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'commander'
 import { parseTenantMix, tenantsOf, TenantMixError } from '../bench/rag/tenant-mix.js'
 import { parseMix } from '../bench/rag/load/ladder-analysis.js'
+import { writeFileSync } from 'node:fs'
+import { ladderChart } from '../bench/rag/load/ladder-chart.js'
 import { renderLoadReport } from '../bench/rag/load/render-load-report.js'
+import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { LOAD_SCHEMA, runLoadBench, type LoadBenchConfig } from '../bench/rag/load/run-load-bench.js'
 import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
@@ -19,6 +22,7 @@ interface LoadCliOptions extends CommonOptions {
   soak?: number
   soakClients?: number
   soakMaxGrowth: number
+  plot?: string
 }
 
 function clientList(value: string): number[] {
@@ -66,6 +70,7 @@ export function ragLoadCommand(): Command {
         positiveNumber('--soak'),
       )
       .option('--soak-clients <n>', 'clients of the soak step (default 8)', positiveInt('--soak-clients', 1000))
+      .option('--plot <file>', 'write throughput and read p95 against clients as SVG (Vega-Lite: npm install vega vega-lite)')
       .option(
         '--soak-max-growth <mb>',
         'the soak fails when RSS grows faster than this many MB per hour',
@@ -113,6 +118,7 @@ export async function ragLoad(argv: readonly string[]): Promise<number> {
       soakMaxGrowthMbPerHour: o.soakMaxGrowth,
       keep: Boolean(o.keep),
     }
+    if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench load] ${line}\n`)
     const provisioned = await provisionFor(o, log)
     onInterrupt(async () => {
@@ -129,6 +135,7 @@ export async function ragLoad(argv: readonly string[]): Promise<number> {
       const report = await runLoadBench(provisioned, config, log)
       if (o.json !== '-') console.log(renderLoadReport(report))
       writeJson(o.json, report)
+      if (o.plot) writeFileSync(o.plot, await renderChart(ladderChart(report)))
       const failed = report.isolation.wrongRows > 0 || !report.smoke.passed || report.soak?.passed === false
       return failed ? 1 : 0
     } finally {

@@ -1,12 +1,15 @@
 #!/usr/bin/env node
+import { writeFileSync } from 'node:fs'
 import { Command } from 'commander'
+import { chartLibrary, renderChart } from '../bench/report/charts.js'
+import { speedupChart } from '../bench/rollup/speedup-chart.js'
 import { renderRollupReport } from '../bench/rollup/render-rollup-report.js'
 import { runRollupBench, type RollupBenchOptions } from '../bench/rollup/run-rollup-bench.js'
 import { assertTimeZone } from '../src/bench-kit.js'
 import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** The parsed options: the bench's parameters plus the common ones. */
-type RollupBenchCli = CommonOptions & Omit<RollupBenchOptions, 'keep' | 'showProgress'>
+type RollupBenchCli = CommonOptions & Omit<RollupBenchOptions, 'keep' | 'showProgress'> & { plot?: string }
 
 /** Builds the `rollup-bench` command (commander wiring only; the work is in bench/rollup). */
 export function rollupBenchCommand(): Command {
@@ -19,7 +22,8 @@ export function rollupBenchCommand(): Command {
       .option('--big-tenant-rows <n>', "the big tenant's rows", positiveInt('--big-tenant-rows', 100_000_000), 990_000)
       .option('--zone <iana>', 'time zone of the local months', 'America/Mexico_City')
       .option('--reps <n>', 'repetitions per measurement', positiveInt('--reps', 10_000), 30)
-      .option('--seed <s>', 'data seed: same seed, same rows', '42'),
+      .option('--seed <s>', 'data seed: same seed, same rows', '42')
+      .option('--plot <file>', 'write the dashboard queries, source vs rollup, as SVG (Vega-Lite: npm install vega vega-lite)'),
   )
 }
 
@@ -37,6 +41,7 @@ export async function rollupBench(argv: readonly string[]): Promise<number> {
     const o = program.opts<RollupBenchCli>()
     assertTimeZone(o.zone)
     if (o.bigTenantRows > o.rows) throw new Error(`--big-tenant-rows (${o.bigTenantRows}) is more than --rows (${o.rows})`)
+    if (o.plot) await chartLibrary()
     const quiet = o.json === '-'
     const log = (line: string) => process.stderr.write(`[rollup-bench] ${line}\n`)
     const provisioned = await provisionFor(o, log)
@@ -51,6 +56,7 @@ export async function rollupBench(argv: readonly string[]): Promise<number> {
       )
       if (!quiet) console.log(renderRollupReport(report))
       writeJson(o.json, report)
+      if (o.plot) writeFileSync(o.plot, await renderChart(speedupChart(report)))
     } finally {
       await provisioned.stop()
     }

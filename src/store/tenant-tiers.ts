@@ -25,6 +25,13 @@ import {
  */
 export const DEFAULT_OWN_INDEX_ABOVE = 5000
 
+/**
+ * Tenant indexes per table `optimize()` stops at. Planning a search examines every partial index of
+ * the table: measured here (docs/store.md), 100 partial indexes cost ~0.2 ms of planning per
+ * search on a warm connection and ~3 ms on a fresh one, 1,000 cost ~2 ms and ~20 ms.
+ */
+export const DEFAULT_MAX_OWN_INDEXES = 200
+
 /** Options of `PgVectorStore.optimize`. */
 export interface OptimizeOptions {
   /** Tenants with more chunks than this get their own partial HNSW index. Default {@link DEFAULT_OWN_INDEX_ABOVE}. */
@@ -39,6 +46,13 @@ export interface OptimizeOptions {
   minOwnIndex?: number
   /** At most this many tenant indexes are built by one call. Default 200. */
   maxNewIndexes?: number
+  /**
+   * At most this many tenant indexes on the table in all (planning cost: every search plans
+   * against every partial index of its table — measured, docs/store.md). Past it, the largest
+   * tenants keep theirs and the rest are served by the shared index or the exact path, listed in
+   * `capped`. Default {@link DEFAULT_MAX_OWN_INDEXES}.
+   */
+  maxOwnIndexes?: number
   /** Build options of the tenant indexes. */
   indexBuild?: IndexBuildOptions
   /** Build (and drop) indexes without blocking writes: `CREATE INDEX CONCURRENTLY`. Default false. */
@@ -62,6 +76,8 @@ export interface OptimizeResult {
   built: Array<{ tenantId: string; rows: number; index: string; seconds: number; bytes: number; reason: 'size' | 'planner' }>
   /** Tenants that already had their own index. */
   alreadyIndexed: string[]
+  /** Tenants that qualified for their own index but were left without one by `maxOwnIndexes`. */
+  capped: Array<{ tenantId: string; rows: number }>
   /** The shared HNSW index, if any: does the planner still use it for any tenant without its own index? */
   sharedIndex: null | {
     name: string
@@ -95,6 +111,10 @@ interface TierRun {
   existing: Set<string>
   built: OptimizeResult['built']
   alreadyIndexed: string[]
+  capped: OptimizeResult['capped']
+  /** Tenant indexes on the table now, and the most it may have. */
+  ownIndexes: number
+  maxOwnIndexes: number
   notes: string[]
 }
 
@@ -115,9 +135,27 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
   if (!Number.isInteger(threshold) || threshold < 1) {
     throw new InvalidArgumentError(`ownIndexAbove must be a positive integer, got ${String(threshold)}`)
   }
+  const maxOwnIndexes = options.maxOwnIndexes ?? DEFAULT_MAX_OWN_INDEXES
+  if (!Number.isInteger(maxOwnIndexes) || maxOwnIndexes < 0) {
+    throw new InvalidArgumentError(`maxOwnIndexes must be a non-negative integer, got ${String(maxOwnIndexes)}`)
+  }
   const sizes = await tenantSizes(store.db, store.config)
   const existing = new Set(await hnswIndexNames(store.db, store.config))
-  const run: TierRun = { store, options, threshold, sizes, existing, built: [], alreadyIndexed: [], notes: [] }
+  const prefix = storeIndexNames(store.config.table).tenantPrefix
+  const ownIndexes = [...existing].filter((name) => name.startsWith(prefix)).length
+  const run: TierRun = {
+    store,
+    options,
+    threshold,
+    sizes,
+    existing,
+    built: [],
+    alreadyIndexed: [],
+    capped: [],
+    ownIndexes,
+    maxOwnIndexes,
+    notes: [],
+  }
   await indexLargeTenants(run)
   const sharedIndex = await reviewSharedIndex(run)
   const tuning = await tuneIndexedTenants(store, options, sizes, [...run.built.map((b) => b.tenantId), ...run.alreadyIndexed])
@@ -132,6 +170,7 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
     tenants: { total: sizes.length, withOwnIndex, withoutOwnIndex: sizes.length - withOwnIndex },
     built: run.built,
     alreadyIndexed: run.alreadyIndexed,
+    capped: run.capped,
     sharedIndex,
     tuning,
     notes: run.notes,
@@ -147,6 +186,7 @@ async function promote(run: TierRun, { tenantId, rows }: TenantSize, reason: 'si
   })
   run.built.push({ tenantId, rows, index: result.index, seconds: result.seconds, bytes: result.bytes, reason })
   run.existing.add(result.index)
+  run.ownIndexes++
 }
 
 /** Step 1, size: every tenant above the threshold gets its own index (up to `maxNewIndexes`). */
@@ -156,7 +196,15 @@ async function indexLargeTenants(run: TierRun): Promise<void> {
   for (const tenant of run.sizes) {
     if (tenant.rows <= run.threshold) break
     if (run.existing.has(tenantIndexName(config.table, tenant.tenantId))) run.alreadyIndexed.push(tenant.tenantId)
+    else if (run.ownIndexes >= run.maxOwnIndexes) run.capped.push({ tenantId: tenant.tenantId, rows: tenant.rows })
     else if (run.built.length < maxNewIndexes) await promote(run, tenant, 'size')
+  }
+  if (run.capped.length) {
+    run.notes.push(
+      `${run.capped.length} tenant(s) above ${run.threshold} chunks have no index of their own: the table has ${run.ownIndexes} ` +
+        `(maxOwnIndexes ${run.maxOwnIndexes}; every partial index adds planning time to every search of the table). ` +
+        `They are served by the shared HNSW index if there is one, else exactly through the primary key.`,
+    )
   }
   await sql`analyze ${sql.raw(config.qualified)}`.execute(db)
 }
@@ -177,7 +225,7 @@ async function reviewSharedIndex(run: TierRun): Promise<OptimizeResult['sharedIn
   for (const tenant of run.sizes) {
     if (run.existing.has(tenantIndexName(config.table, tenant.tenantId))) continue
     if (!(await planUsesIndex(db, config, store.statements, tenant.tenantId, sharedName))) break
-    if (tenant.rows < minOwnIndex || run.built.length >= maxNewIndexes) {
+    if (tenant.rows < minOwnIndex || run.built.length >= maxNewIndexes || run.ownIndexes >= run.maxOwnIndexes) {
       servedBy = tenant
       break
     }

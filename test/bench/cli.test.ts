@@ -194,7 +194,12 @@ describe('rag-bench', () => {
     expect(report.writes.waits.samples).toBeGreaterThan(0)
     expect(report.findings.length).toBeGreaterThan(0)
     expect(report.process.peakRssMB).toBeGreaterThan(0)
-    expect(readFileSync(plot, 'utf8')).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>$/)
+    // The chart (Vega-Lite): one point per relaxed-scan search row, each labelled with its values.
+    const svg = readFileSync(plot, 'utf8')
+    expect(svg).toMatch(/^<svg[\s\S]*recall@10 vs p50 latency[\s\S]*<\/svg>$/)
+    const relaxed = report.search.rows.filter((r: { iterativeScan: string }) => r.iterativeScan === 'relaxed')
+    expect(svg.match(/aria-roledescription="point"/g)?.length).toBe(relaxed.length)
+    expect(svg).toContain(`recall@10 (tie-aware): ${relaxed[0].recallAt10}`)
     expect(stdout.join('\n')).toMatch(/7\. findings/)
   }, 300_000)
 
@@ -238,6 +243,8 @@ describe('rollup-bench', () => {
       '3',
       '--json',
       out,
+      '--plot',
+      join(dir, 'rollup.svg'),
       ...where(),
     ])
     expect(stderr.join('')).not.toMatch(/Error:|at .*\.ts:/)
@@ -260,6 +267,9 @@ describe('rollup-bench', () => {
       ].sort(),
     )
     expect(report.seeding).toMatchObject({ rows: 6000 })
+    // Two points (source, rollup) per dashboard query and tenant.
+    const dashboards = report.tenants.big.dashboard.length + report.tenants.typical.dashboard.length
+    expect(readFileSync(join(dir, 'rollup.svg'), 'utf8').match(/aria-roledescription="point"/g)?.length).toBe(2 * dashboards)
     // The raw reference (psql \copy) runs wherever there is a server URL and psql.
     if (report.server.provider !== 'embedded') expect(Object.keys(report.seeding.raw).sort()).toEqual(['indexSeconds', 'ratio', 'seconds'])
     expect(Object.keys(report.covering).sort()).toEqual(['big', 'index', 'typical'])

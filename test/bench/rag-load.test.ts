@@ -70,6 +70,8 @@ describe('rag-bench load', () => {
       '0.2',
       '--json',
       out,
+      '--plot',
+      join(dir, 'ladder.svg'),
     ])
     expect(stderr.join('')).not.toMatch(/rag-bench load: /)
     expect(code).toBe(0)
@@ -107,6 +109,7 @@ describe('rag-bench load', () => {
       expect(Object.values(s.operations).reduce((n: number, o) => n + (o as { errors: number }).errors, 0)).toBe(0)
     }
     expect(report.isolation.wrongRows).toBe(0)
+    expect(readFileSync(join(dir, 'ladder.svg'), 'utf8').match(/aria-roledescription="bar"/g)?.length).toBe(3)
     expect(report.isolation.rowsChecked).toBe(report.steps.reduce((n: number, s: { rowsChecked: number }) => n + s.rowsChecked, 0))
     expect(report.isolation.rowsChecked).toBeGreaterThan(100)
     const { rows } = await sql<{ present: boolean }>`select to_regnamespace(${LOAD_SCHEMA}) is not null as present`.execute(t.db)

@@ -1,7 +1,6 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, PgVectorStore, SchemaMismatchError } from '../../src/index.js'
-import { OBJECT_VERSION_TABLE } from '../../src/db/object-migrations.js'
 import { useTestDatabase } from '../support/test-database.js'
 
 const t = useTestDatabase()
@@ -64,9 +63,7 @@ describe('fullText: false — a store that only searches by vector', () => {
 
   it('a store recorded before fullText existed opens unchanged (a missing recorded key is its old default)', async () => {
     await PgVectorStore.open(t.db, { table: 'old_store', dimensions: DIM })
-    await sql`update ${sql.table(OBJECT_VERSION_TABLE)} set config = config - 'fullText' where object = 'store:public.old_store'`.execute(
-      t.db,
-    )
+    await sql`update pgscale_object_version set config = config - 'fullText' where object = 'store:public.old_store'`.execute(t.db)
     const reopened = await PgVectorStore.open(t.db, { table: 'old_store', dimensions: DIM })
     expect(reopened.config.fullText).toBe(true)
     await expect(PgVectorStore.open(t.db, { table: 'old_store', dimensions: DIM, fullText: false })).rejects.toBeInstanceOf(
