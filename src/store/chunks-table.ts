@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { ObjectMigrationStep } from '../db/object-migrations.js'
-import { storeIndexNames, tuningTable } from './index-names.js'
+import { partitionName, storeIndexNames, tuningTable } from './index-names.js'
+import { quoteQualified } from '../sql/quote.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 
 /**
@@ -26,7 +27,13 @@ export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationSt
             embedding vector(${sql.raw(String(config.dimensions))}) not null,
             ${config.fullText ? sql`search_text tsvector generated always as (to_tsvector(${sql.lit(config.textSearchConfig)}::regconfig, content)) stored,` : sql``}
             constraint ${sql.id(names.primaryKey)} primary key (tenant_id, document_id, chunk_index)
-          )`.execute(trx)
+          )${config.partitions > 0 ? sql` partition by hash (tenant_id)` : sql``}`.execute(trx)
+        for (let remainder = 0; remainder < config.partitions; remainder++) {
+          const partition = sql.raw(quoteQualified(config.schema, partitionName(config.table, remainder)))
+          await sql`create table if not exists ${partition} partition of ${t}
+            for values with (modulus ${sql.lit(config.partitions)}, remainder ${sql.lit(remainder)})`.execute(trx)
+        }
+        // After the partitions: ALTER TABLE on a partitioned table recurses to them.
         if (config.embeddingStorage === 'plain') {
           await sql`alter table ${t} alter column embedding set storage plain`.execute(trx)
         }

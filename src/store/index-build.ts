@@ -99,7 +99,14 @@ function memoryAtLeast(bytes: number): string {
  */
 export async function buildIndex(
   db: Database,
-  index: { schema?: string; name: string; qualifiedTable: string; ddl: string },
+  index: {
+    schema?: string
+    name: string
+    qualifiedTable: string
+    ddl: string
+    /** The table whose maintenance lock a concurrent build takes (a partition's build: its store's table). Default `qualifiedTable`. */
+    lockTable?: string
+  },
   settings: Record<string, string | number>,
   options: IndexBuildOptions,
 ): Promise<IndexBuildResult> {
@@ -118,13 +125,19 @@ export async function buildIndex(
     // Builders of the same index take turns (two optimize() at once would otherwise both create it:
     // a duplicate-key error on pg_class, or two concurrent builds deadlocking); the second then
     // finds the index the first built.
-    built = await withIndexLock(db, index.name, concurrently, settings, async (conn) => {
-      const state = await indexState(conn, index.schema, index.name)
-      if (state?.valid) return false
-      if (state) await dropIndex(conn, index.schema, index.name, concurrently)
-      await conn.executeQuery(CompiledQuery.raw(index.ddl))
-      return true
-    })
+    built = await withIndexLock(
+      db,
+      { name: index.name, lockTable: index.lockTable ?? index.qualifiedTable },
+      concurrently,
+      settings,
+      async (conn) => {
+        const state = await indexState(conn, index.schema, index.name)
+        if (state?.valid) return false
+        if (state) await dropIndex(conn, index.schema, index.name, concurrently)
+        await conn.executeQuery(CompiledQuery.raw(index.ddl))
+        return true
+      },
+    )
   } catch (err) {
     if (concurrently) await dropInvalidIndex(db, index.schema, index.name).catch(() => {})
     throw explainBuildFailure(err, settings)
@@ -186,16 +199,45 @@ export async function capBuildMemory(
  */
 async function withIndexLock<T>(
   db: Database,
-  name: string,
+  index: { name: string; lockTable: string },
   concurrently: boolean,
   settings: Record<string, string | number>,
   build: (conn: Kysely<any>) => Promise<T>,
 ): Promise<T> {
-  const keys = `${int32Hash('pgscale.index')}, ${int32Hash(name)}`
   if (!concurrently) {
+    const keys = `${int32Hash('pgscale.index')}, ${int32Hash(index.name)}`
     return db.transaction((trx) => build(trx), { settings, prelude: [`SELECT pg_advisory_xact_lock(${keys})`] })
   }
   const { set, reset } = renderSessionSettings(settings)
+  return withTableMaintenanceLock(db, index.lockTable, async (conn) => {
+    try {
+      if (set) await conn.executeQuery(CompiledQuery.raw(set))
+      return await build(conn)
+    } finally {
+      if (reset) await conn.executeQuery(CompiledQuery.raw(reset)).catch(() => {})
+    }
+  })
+}
+
+/**
+ * Runs `work` on one connection holding a table's maintenance lock: a session-level advisory lock,
+ * polled with `pg_try_advisory_lock` (a waiting `pg_advisory_lock` would hold a snapshot). Concurrent
+ * index builds, `DROP INDEX CONCURRENTLY` and `ANALYZE` of one table take turns on it: each of them
+ * waits for the transactions older than its own, and a partial index is never "safe" to skip, so
+ * two at once — two `optimize({ concurrently: true })` building different tenants' indexes — ended
+ * in `deadlock detected` (40P01). Not re-entrant across connections: never nest it.
+ *
+ * ### Examples
+ * ```ts
+ * await withTableMaintenanceLock(db, config.qualified, (conn) => sql`analyze rag_chunks`.execute(conn))
+ * ```
+ */
+export async function withTableMaintenanceLock<T>(
+  db: Database,
+  qualifiedTable: string,
+  work: (conn: Kysely<any>) => Promise<T>,
+): Promise<T> {
+  const keys = `${int32Hash('pgscale.maintenance')}, ${int32Hash(qualifiedTable)}`
   return db.connection().execute(async (conn) => {
     for (;;) {
       const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${sql.raw(keys)}) as locked`.execute(conn)
@@ -203,10 +245,8 @@ async function withIndexLock<T>(
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
     try {
-      if (set) await conn.executeQuery(CompiledQuery.raw(set))
-      return await build(conn)
+      return await work(conn)
     } finally {
-      if (reset) await conn.executeQuery(CompiledQuery.raw(reset)).catch(() => {})
       await sql`select pg_advisory_unlock(${sql.raw(keys)})`.execute(conn).catch(() => {})
     }
   })

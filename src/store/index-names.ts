@@ -34,6 +34,11 @@ export function tenantIndexName(table: string, tenantId: string): string {
   return `${storeIndexNames(table).tenantPrefix}${shortHash(tenantId, TENANT_HASH)}`
 }
 
+/** The name of a partitioned store's partition `remainder` (`<table>_p<remainder>`, in the store's schema). */
+export function partitionName(table: string, remainder: number): string {
+  return fitIdentifier(table, `p${remainder}`)
+}
+
 /** The store's tuning table (`<table>_tenant_tuning`, in the store's schema), safe to interpolate. */
 export function tuningTable(config: { schema?: string; table: string }): string {
   const name = fitIdentifier(config.table, 'tenant_tuning')

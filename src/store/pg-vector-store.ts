@@ -11,7 +11,7 @@ import { buildIndex, buildParameters, type IndexBuildOptions, type IndexBuildRes
 import { storeIndexNames, tenantIndexName } from './index-names.js'
 import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig } from './store-config.js'
 import { renderStatements, type StoreStatements } from './store-sql.js'
-import { hnswIndexDdl } from './hnsw-ddl.js'
+import { hnswIndexDdl, tenantPartition } from './hnsw-ddl.js'
 import { TenantStore } from './tenant-store.js'
 import { TuningCache, type TenantTuning } from './tenant-tuning.js'
 import { measureStoreRecall, type MeasureRecallOptions, type MeasureRecallResult } from './measure-recall.js'
@@ -71,10 +71,11 @@ export class PgVectorStore {
         distance: resolved.distance,
         textSearchConfig: resolved.textSearchConfig,
         fullText: resolved.fullText,
+        partitions: resolved.partitions,
       },
       chunksTableSteps(resolved),
       // Stores created before a key was recorded had its old default.
-      { relation: resolved.qualified, recordedDefaults: { fullText: true } },
+      { relation: resolved.qualified, recordedDefaults: { fullText: true, partitions: 0 } },
     )
     const { rows } = await sql<{ dims: number }>`
       select a.atttypmod as dims from pg_attribute a
@@ -144,7 +145,8 @@ export class PgVectorStore {
 
   /**
    * Builds a partial HNSW index for one tenant (`WHERE tenant_id = '...'`): its searches walk an
-   * unfiltered graph of its own chunks, so recall does not collapse when tenants share topics.
+   * unfiltered graph of its own chunks, so recall does not collapse when tenants share topics. On a
+   * partitioned store it is built on the tenant's partition only.
    *
    * ### Examples
    * ```ts
@@ -155,14 +157,21 @@ export class PgVectorStore {
     assertId(tenantId, 'tenant id')
     const { m, efConstruction, settings } = buildParameters(this.config, options)
     const name = tenantIndexName(this.config.table, tenantId)
+    const partition = await tenantPartition(this.#db, this.config, tenantId)
     const ddl = await hnswIndexDdl(this.#db, this.config, {
       name,
       m,
       efConstruction,
       concurrently: options.concurrently === true,
       tenantId,
+      on: partition,
     })
-    return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl }, settings, options)
+    return buildIndex(
+      this.#db,
+      { schema: this.config.schema, name, qualifiedTable: partition ?? this.config.qualified, ddl },
+      settings,
+      options,
+    )
   }
 
   /**

@@ -1,5 +1,6 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
+import { quoteQualified } from '../sql/quote.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
 
@@ -7,6 +8,19 @@ import type { StoreStatements } from './store-sql.js'
 export interface TenantSize {
   tenantId: string
   rows: number
+}
+
+/**
+ * The store's table and, when it is partitioned, its partitions: a subquery of `regclass` oids
+ * (`pg_partition_tree` lists nothing for a table that is not partitioned).
+ *
+ * ### Examples
+ * ```ts
+ * await sql`select count(*) from pg_index where indrelid in ${storeRelations(config)}`.execute(db)
+ * ```
+ */
+export function storeRelations(config: ResolvedStoreConfig): RawBuilder<unknown> {
+  return sql`(select to_regclass(${config.qualified}) union select relid from pg_partition_tree(to_regclass(${config.qualified})))`
 }
 
 /**
@@ -22,13 +36,14 @@ export interface TenantSize {
 export async function hnswIndexNames(db: Kysely<any>, config: ResolvedStoreConfig): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select i.relname as name from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
-    where x.indrelid = to_regclass(${config.qualified}) and am.amname = 'hnsw' order by i.relname`.execute(db)
+    where x.indrelid in ${storeRelations(config)} and am.amname = 'hnsw' and not i.relispartition order by i.relname`.execute(db)
   return rows.map((r) => r.name)
 }
 
 /**
  * The store's indexes a bulk load is cheaper without (dropped and rebuilt around it): HNSW and the
- * full-text GIN.
+ * full-text GIN; on a partitioned store, the partitioned indexes (rebuilt on every partition) and
+ * the tenant indexes of single partitions.
  *
  * ### Examples
  * ```ts
@@ -40,9 +55,9 @@ export async function deferrableIndexes(
   config: ResolvedStoreConfig,
 ): Promise<Array<{ name: string; definition: string }>> {
   const { rows } = await sql<{ name: string; definition: string }>`
-    select i.relname as name, pg_get_indexdef(i.oid) as definition
+    select i.relname as name, regexp_replace(pg_get_indexdef(i.oid), ' ON ONLY ', ' ON ') as definition
     from pg_index x join pg_class i on i.oid = x.indexrelid join pg_am am on am.oid = i.relam
-    where x.indrelid = to_regclass(${config.qualified}) and am.amname in ('hnsw', 'gin')
+    where x.indrelid in ${storeRelations(config)} and am.amname in ('hnsw', 'gin') and not i.relispartition
     order by i.relname`.execute(db)
   return rows
 }
@@ -58,8 +73,8 @@ export async function deferrableIndexes(
 export async function estimatedRows(db: Database, config: ResolvedStoreConfig): Promise<number | undefined> {
   const { rows } = await sql<{
     n: number
-  }>`select reltuples::float8 as n from pg_class where oid = to_regclass(${config.qualified})`.execute(db)
-  return rows[0] ? Math.max(0, rows[0].n) : undefined
+  }>`select sum(greatest(reltuples, 0))::float8 as n from pg_class where oid in ${storeRelations(config)} and relkind = 'r'`.execute(db)
+  return rows[0]?.n ?? undefined
 }
 
 /**
@@ -104,5 +119,11 @@ export async function planUsesIndex(
     },
     { settings: { 'hnsw.ef_search': config.defaultEfSearch, 'hnsw.iterative_scan': 'relaxed_order' } },
   )
-  return plan.includes(`"Index Name":"${index}"`)
+  // A partitioned index shows in plans by the names of its partitions' indexes.
+  const { rows } = await sql<{ name: string }>`
+    select ${index}::text as name union
+    select c.relname from pg_class c where c.oid in (select relid from pg_partition_tree(to_regclass(${quoteQualified(config.schema, index)})))`.execute(
+    db,
+  )
+  return rows.some((r) => plan.includes(`"Index Name":"${r.name}"`))
 }

@@ -31,6 +31,13 @@ export interface PgVectorStoreConfig {
    * Fixed when the table is created.
    */
   fullText?: boolean
+  /**
+   * Hash-partition the table by `tenant_id` into this many partitions (2..1024); default none.
+   * For many tenants with their own indexes: a search plans only against the indexes of its
+   * tenant's partition, not every partial index of the table (docs/store.md, "Planning cost").
+   * Fixed when the table is created.
+   */
+  partitions?: number
 }
 
 /** The validated, complete configuration. */
@@ -47,6 +54,8 @@ export interface ResolvedStoreConfig {
   embeddingStorage: 'plain' | 'extended'
   defaultEfSearch: number
   fullText: boolean
+  /** Hash partitions by tenant; 0: one table. */
+  partitions: number
 }
 
 const OPERATORS = {
@@ -54,6 +63,9 @@ const OPERATORS = {
   l2: { operator: '<->', opclass: 'vector_l2_ops' },
   inner_product: { operator: '<#>', opclass: 'vector_ip_ops' },
 } as const
+
+/** The most hash partitions a store's table may have. */
+export const MAX_PARTITIONS = 1024
 
 /** pgvector's limit on `vector` dimensions. */
 export const MAX_VECTOR_DIMENSIONS = 16000
@@ -79,6 +91,8 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
   assertEfSearch(defaultEfSearch)
   const fullText = config.fullText ?? true
   if (typeof fullText !== 'boolean') throw new InvalidArgumentError(`fullText must be true or false, got ${JSON.stringify(fullText)}`)
+  const partitions = config.partitions ?? 0
+  if (partitions !== 0) assertIntegerIn(partitions, 2, MAX_PARTITIONS, 'partitions')
   return {
     schema,
     table: name,
@@ -90,6 +104,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
     embeddingStorage,
     defaultEfSearch,
     fullText,
+    partitions,
   }
 }
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { ResolvedStoreConfig } from './store-config.js'
+import { storeRelations } from './store-catalog.js'
 
 /** Sizes of the store's table and indexes. */
 export interface StoreStats {
@@ -21,15 +22,18 @@ export async function storeStats(db: Database, config: ResolvedStoreConfig): Pro
   const t = sql.raw(config.qualified)
   const { rows: counts } = await sql<{ rows: number; tenants: number }>`
     select count(*)::int as rows, count(distinct tenant_id)::int as tenants from ${t}`.execute(db)
+  // Sums over the partitions when the table is partitioned (the parent itself holds nothing).
   const { rows: rel } = await sql<{ heap: string; toast: string; total: string }>`
-    select pg_relation_size(c.oid)::text as heap,
-      (case when c.reltoastrelid = 0 then 0 else pg_total_relation_size(c.reltoastrelid) end)::text as toast,
-      pg_total_relation_size(c.oid)::text as total
-    from pg_class c where c.oid = to_regclass(${config.qualified})`.execute(db)
+    select coalesce(sum(pg_relation_size(c.oid)), 0)::text as heap,
+      coalesce(sum(case when c.reltoastrelid = 0 then 0 else pg_total_relation_size(c.reltoastrelid) end), 0)::text as toast,
+      coalesce(sum(pg_total_relation_size(c.oid)), 0)::text as total
+    from pg_class c where c.oid in ${storeRelations(config)} and c.relkind = 'r'`.execute(db)
   const { rows: idx } = await sql<{ name: string; bytes: string }>`
-    select i.relname as name, pg_relation_size(i.oid)::text as bytes
+    select i.relname as name,
+      (select coalesce(sum(pg_relation_size(c.oid)), 0) from pg_class c
+        where c.oid = i.oid or c.oid in (select relid from pg_partition_tree(i.oid)))::text as bytes
     from pg_index x join pg_class i on i.oid = x.indexrelid
-    where x.indrelid = to_regclass(${config.qualified}) order by i.relname`.execute(db)
+    where x.indrelid in ${storeRelations(config)} and not i.relispartition order by i.relname`.execute(db)
   return {
     rows: counts[0]?.rows ?? 0,
     tenants: counts[0]?.tenants ?? 0,

@@ -2,7 +2,7 @@ import { CompiledQuery, sql } from 'kysely'
 import type { Database } from '../db/database.js'
 import { InvalidArgumentError } from '../errors.js'
 import { quoteQualified } from '../sql/quote.js'
-import { indexBytes, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
+import { indexBytes, withTableMaintenanceLock, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
 import { storeIndexNames, tenantIndexName } from './index-names.js'
 import { hnswIndexNames, planUsesIndex, tenantSizes, type TenantSize } from './store-catalog.js'
 import type { ResolvedStoreConfig } from './store-config.js'
@@ -48,9 +48,10 @@ export interface OptimizeOptions {
   maxNewIndexes?: number
   /**
    * At most this many tenant indexes on the table in all (planning cost: every search plans
-   * against every partial index of its table — measured, docs/store.md). Past it, the largest
-   * tenants keep theirs and the rest are served by the shared index or the exact path, listed in
-   * `capped`. Default {@link DEFAULT_MAX_OWN_INDEXES}.
+   * against every partial index of its table — measured, docs/store.md); on a store with
+   * `partitions`, this many per partition (the planner sees only the tenant's partition), so
+   * `maxOwnIndexes × partitions` in all. Past it, the largest tenants keep theirs and the rest are
+   * served by the shared index or the exact path, listed in `capped`. Default {@link DEFAULT_MAX_OWN_INDEXES}.
    */
   maxOwnIndexes?: number
   /** Build options of the tenant indexes. */
@@ -135,10 +136,11 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
   if (!Number.isInteger(threshold) || threshold < 1) {
     throw new InvalidArgumentError(`ownIndexAbove must be a positive integer, got ${String(threshold)}`)
   }
-  const maxOwnIndexes = options.maxOwnIndexes ?? DEFAULT_MAX_OWN_INDEXES
-  if (!Number.isInteger(maxOwnIndexes) || maxOwnIndexes < 0) {
-    throw new InvalidArgumentError(`maxOwnIndexes must be a non-negative integer, got ${String(maxOwnIndexes)}`)
+  const perTable = options.maxOwnIndexes ?? DEFAULT_MAX_OWN_INDEXES
+  if (!Number.isInteger(perTable) || perTable < 0) {
+    throw new InvalidArgumentError(`maxOwnIndexes must be a non-negative integer, got ${String(perTable)}`)
   }
+  const maxOwnIndexes = perTable * Math.max(1, store.config.partitions)
   const sizes = await tenantSizes(store.db, store.config)
   const existing = new Set(await hnswIndexNames(store.db, store.config))
   const prefix = storeIndexNames(store.config.table).tenantPrefix
@@ -177,6 +179,18 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
   }
 }
 
+/**
+ * `ANALYZE` of the store's table; under `concurrently`, holding the table's maintenance lock, so it
+ * never waits on a concurrent build (of another optimize()) that waits on it.
+ */
+async function analyzeTable(run: TierRun): Promise<void> {
+  const { config, db } = run.store
+  const analyze = sql`analyze ${sql.raw(config.qualified)}`
+  if (run.options.concurrently ?? run.options.indexBuild?.concurrently)
+    await withTableMaintenanceLock(db, config.qualified, (conn) => analyze.execute(conn))
+  else await analyze.execute(db)
+}
+
 /** Builds a tenant's own index and records it. */
 async function promote(run: TierRun, { tenantId, rows }: TenantSize, reason: 'size' | 'planner'): Promise<void> {
   const { options } = run
@@ -192,7 +206,7 @@ async function promote(run: TierRun, { tenantId, rows }: TenantSize, reason: 'si
 /** Step 1, size: every tenant above the threshold gets its own index (up to `maxNewIndexes`). */
 async function indexLargeTenants(run: TierRun): Promise<void> {
   const maxNewIndexes = run.options.maxNewIndexes ?? 200
-  const { config, db } = run.store
+  const { config } = run.store
   for (const tenant of run.sizes) {
     if (tenant.rows <= run.threshold) break
     if (run.existing.has(tenantIndexName(config.table, tenant.tenantId))) run.alreadyIndexed.push(tenant.tenantId)
@@ -206,7 +220,7 @@ async function indexLargeTenants(run: TierRun): Promise<void> {
         `They are served by the shared HNSW index if there is one, else exactly through the primary key.`,
     )
   }
-  await sql`analyze ${sql.raw(config.qualified)}`.execute(db)
+  await analyzeTable(run)
 }
 
 /**
@@ -232,12 +246,12 @@ async function reviewSharedIndex(run: TierRun): Promise<OptimizeResult['sharedIn
     await promote(run, tenant, 'planner')
   }
   const byPlanner = run.built.filter((b) => b.reason === 'planner')
-  if (byPlanner.length) await sql`analyze ${sql.raw(config.qualified)}`.execute(db)
+  if (byPlanner.length) await analyzeTable(run)
   let dropped = false
   if (!servedBy && options.dropUnusedSharedIndex) {
-    await sql`drop index ${sql.raw(options.concurrently ? 'concurrently ' : '')}${sql.raw(quoteQualified(config.schema, sharedName))}`.execute(
-      db,
-    )
+    const drop = sql`drop index ${sql.raw(options.concurrently ? 'concurrently ' : '')}${sql.raw(quoteQualified(config.schema, sharedName))}`
+    if (options.concurrently) await withTableMaintenanceLock(db, config.qualified, (conn) => drop.execute(conn))
+    else await drop.execute(db)
     dropped = true
   }
   if (byPlanner.length) {
@@ -279,7 +293,9 @@ async function tuneIndexedTenants(
     cache: store.tuning,
     rebuild: async (tenantId: string, build: IndexBuildOptions) => {
       const index = quoteQualified(store.config.schema, tenantIndexName(store.config.table, tenantId))
-      await store.db.executeQuery(CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${index}`))
+      const drop = CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${index}`)
+      if (concurrently) await withTableMaintenanceLock(store.db, store.config.qualified, (conn) => conn.executeQuery(drop))
+      else await store.db.executeQuery(drop)
       await store.createTenantIndex(tenantId, { ...build, concurrently })
     },
   }
