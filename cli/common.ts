@@ -45,6 +45,22 @@ export function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
   }
 }
 
+/**
+ * A commander parser for an ascending list of positive integers (`1,2,4,8`), with a one-line error.
+ *
+ * ### Examples
+ * ```ts
+ * .option('--clients <list>', 'clients per step', ascendingIntList('--clients', 1000), [1, 2, 4])
+ * ```
+ */
+export function ascendingIntList(name: string, max: number) {
+  return (value: string): number[] => {
+    const list = value.split(',').map((v) => positiveInt(name, max)(v.trim()))
+    if (list.some((n, i) => i > 0 && n <= list[i - 1]!)) throw new CommanderInvalidArgument(`${name} must be ascending, e.g. 1,2,4,8`)
+    return list
+  }
+}
+
 /** Provisions the database the options ask for and says where it ran (stderr). */
 export async function provisionFor(options: Pick<CommonOptions, 'pg' | 'db'>, log: (line: string) => void): Promise<ProvisionedDatabase> {
   const provider = options.pg ? 'url' : options.db

@@ -6,7 +6,7 @@ import { ladderChart } from '../bench/rag/load/ladder-chart.js'
 import { renderLoadReport } from '../bench/rag/load/render-load-report.js'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { LOAD_SCHEMA, runLoadBench, type LoadBenchConfig } from '../bench/rag/load/run-load-bench.js'
-import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import { addCommonOptions, ascendingIntList, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 interface LoadCliOptions extends CommonOptions {
   chunks: number
@@ -23,12 +23,6 @@ interface LoadCliOptions extends CommonOptions {
   soakClients?: number
   soakMaxGrowth: number
   plot?: string
-}
-
-function clientList(value: string): number[] {
-  const list = value.split(',').map((v) => positiveInt('--clients', 1000)(v.trim()))
-  if (list.some((n, i) => i > 0 && n <= list[i - 1]!)) throw new CommanderInvalidArgument('--clients must be ascending, e.g. 1,2,4,8')
-  return list
 }
 
 function mixOption(value: string) {
@@ -58,7 +52,7 @@ export function ragLoadCommand(): Command {
       .option('--tenant-mix <mix>', 'tenant sizes: zipf:TENANTS[:EXPONENT] or NxSIZE groups joined by "+"', 'zipf:100')
       .option('--dim <n>', 'embedding dimensions', positiveInt('--dim', 2000), 384)
       .option('--chunks-per-doc <n>', 'chunks per document (and per replacement)', positiveInt('--chunks-per-doc', 1000), 20)
-      .option('--clients <list>', 'concurrent clients per step, ascending', clientList, [1, 2, 4, 8, 16, 32])
+      .option('--clients <list>', 'concurrent clients per step, ascending', ascendingIntList('--clients', 1000), [1, 2, 4, 8, 16, 32])
       .option('--duration <s>', 'measured seconds per step', positiveNumber('--duration'), 15)
       .option('--warmup <s>', 'warm-up seconds before each step (not counted)', positiveNumber('--warmup'), 3)
       .option('--mix <weights>', 'operation weights', mixOption, parseMix('search=80,hybrid=10,replace=8,delete=2'))

@@ -1,8 +1,8 @@
-import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'commander'
+import { Command } from 'commander'
 import { measurePlanningCost } from '../bench/rag/planning/planning-cost.js'
 import { renderPlanningReport } from '../bench/rag/planning/render-planning-report.js'
 import { machineInfo } from '../bench/report/machine.js'
-import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import { addConnectionOptions, ascendingIntList, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 interface PlanningCliOptions extends CommonOptions {
   indexes: number[]
@@ -12,12 +12,6 @@ interface PlanningCliOptions extends CommonOptions {
   samples: number
 }
 
-function countList(value: string): number[] {
-  const list = value.split(',').map((v) => positiveInt('--indexes', 100_000)(v.trim()))
-  if (list.some((n, i) => i > 0 && n <= list[i - 1]!)) throw new CommanderInvalidArgument('--indexes must be ascending, e.g. 10,100,1000')
-  return list
-}
-
 /** Builds the `rag-bench planning` command (commander wiring only; the work is in bench/rag/planning). */
 export function ragPlanningCommand(): Command {
   return addConnectionOptions(
@@ -25,7 +19,7 @@ export function ragPlanningCommand(): Command {
       .description(
         'The planning cost of per-tenant partial HNSW indexes: planning time (warm and fresh connection) and search p50 for a tenant with and without its own index, at each index count, in one table and in a table hash-partitioned by tenant.',
       )
-      .option('--indexes <list>', 'partial index counts to measure at, ascending', countList, [10, 100, 1000])
+      .option('--indexes <list>', 'partial index counts to measure at, ascending', ascendingIntList('--indexes', 100_000), [10, 100, 1000])
       .option('--rows-per-tenant <n>', 'chunks per tenant', positiveInt('--rows-per-tenant', 100_000), 20)
       .option('--dim <n>', 'dimensions', positiveInt('--dim', 2000), 8)
       .option(

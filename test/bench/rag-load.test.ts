@@ -171,3 +171,32 @@ describe('rag-bench load on the embedded database', () => {
     expect(stderr.join('')).toMatch(/rag-bench load: rag-bench load needs a server/)
   })
 })
+
+describe('rag-bench planning', () => {
+  withServer(
+    'measures planning time at each index count, in one table and in hash partitions, and says whether the own index was used',
+    async () => {
+      const out = join(dir, 'planning.json')
+      const code = await ragBench(['planning', '--pg', t.url!, '--indexes', '2,6', '--samples', '3', '--partitions', '4', '--json', out])
+      expect(stderr.join('')).not.toMatch(/rag-bench planning: /)
+      expect(code).toBe(0)
+      const report = JSON.parse(readFileSync(out, 'utf8'))
+      expect(Object.keys(report).sort()).toEqual(['machine', 'method', 'points', 'server'])
+      expect(report.points.map((p: { layout: string; indexes: number }) => `${p.layout}:${p.indexes}`)).toEqual([
+        'one table:2',
+        'one table:6',
+        'hash partitions:2',
+        'hash partitions:6',
+      ])
+      for (const p of report.points) {
+        for (const key of ['warmPlanMs', 'freshPlanMs', 'searchMs']) {
+          expect(p[key].ownIndex).toBeGreaterThan(0)
+          expect(p[key].noIndex).toBeGreaterThan(0)
+        }
+        expect(typeof p.usesOwnIndex).toBe('boolean')
+      }
+      const { rows } = await sql<{ present: boolean }>`select to_regnamespace('pgscale_planning') is not null as present`.execute(t.db)
+      expect(rows[0]!.present).toBe(false)
+    },
+  )
+})
