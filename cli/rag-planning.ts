@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs'
 import { Command } from 'commander'
+import { planningChart } from '../bench/rag/planning/planning-chart.js'
+import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { measurePlanningCost } from '../bench/rag/planning/planning-cost.js'
 import { renderPlanningReport } from '../bench/rag/planning/render-planning-report.js'
 import { machineInfo } from '../bench/report/machine.js'
@@ -10,6 +13,7 @@ interface PlanningCliOptions extends CommonOptions {
   dim: number
   partitions: number
   samples: number
+  plot?: string
 }
 
 /** Builds the `rag-bench planning` command (commander wiring only; the work is in bench/rag/planning). */
@@ -28,7 +32,8 @@ export function ragPlanningCommand(): Command {
         (v) => (v === '0' ? 0 : positiveInt('--partitions', 4096)(v)),
         64,
       )
-      .option('--samples <n>', 'statements per median', positiveInt('--samples', 10_000), 50),
+      .option('--samples <n>', 'statements per median', positiveInt('--samples', 10_000), 50)
+      .option('--plot <file>', 'write the planning-time curve as SVG (Vega-Lite: npm install vega vega-lite)'),
     'local',
   )
 }
@@ -45,6 +50,7 @@ export async function ragPlanning(argv: readonly string[]): Promise<number> {
   const program = ragPlanningCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<PlanningCliOptions>()
+    if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench planning] ${line}\n`)
     const provisioned = await provisionFor(o, log)
     onInterrupt(() => provisioned.stop())
@@ -65,6 +71,7 @@ export async function ragPlanning(argv: readonly string[]): Promise<number> {
       }
       if (o.json !== '-') console.log(renderPlanningReport(report))
       writeJson(o.json, report)
+      if (o.plot) writeFileSync(o.plot, await renderChart(planningChart(report)))
     } finally {
       await provisioned.stop()
     }

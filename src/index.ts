@@ -37,6 +37,7 @@ export { rollupTable, type RollupTable, type RollupTableConfig } from './rollup/
 export type { SourceIndex } from './rollup/source-index.js'
 export {
   DEFAULT_OWN_INDEX_ABOVE,
+  DEFAULT_MAX_OWN_INDEXES,
   PgVectorStore,
   type BulkIngestOptions,
   type BulkIngestResult,

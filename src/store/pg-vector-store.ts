@@ -19,7 +19,7 @@ import { applyTenantTiers, type OptimizeOptions, type OptimizeResult } from './t
 import { storeStats, type StoreStats } from './store-stats.js'
 
 export type { BulkIngestOptions, BulkIngestResult } from './bulk-ingest.js'
-export { DEFAULT_OWN_INDEX_ABOVE, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
+export { DEFAULT_MAX_OWN_INDEXES, DEFAULT_OWN_INDEX_ABOVE, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
 export type { StoreStats } from './store-stats.js'
 
 /**

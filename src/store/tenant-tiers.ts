@@ -26,11 +26,13 @@ import {
 export const DEFAULT_OWN_INDEX_ABOVE = 5000
 
 /**
- * Tenant indexes per table `optimize()` stops at. Planning a search examines every partial index of
- * the table: measured here (docs/store.md), 100 partial indexes cost ~0.2 ms of planning per
- * search on a warm connection and ~3 ms on a fresh one, 1,000 cost ~2 ms and ~20 ms.
+ * Tenant indexes per table (or per partition) `optimize()` stops at. Planning a search opens every
+ * index of the table it reads: measured here (`rag-bench planning`, docs/store.md), the planning
+ * time of one search was 0.07 ms with 10 partial indexes on the table, 0.31 ms with 100, 2.7 ms
+ * with 1,000 and 23 ms with 5,000 (warm connection; 0.8 / 2.2 / 18 / 104 ms on a fresh one). At 100
+ * it stays a fraction of an indexed tenant's search (1-3 ms); past it, partition the table.
  */
-export const DEFAULT_MAX_OWN_INDEXES = 200
+export const DEFAULT_MAX_OWN_INDEXES = 100
 
 /** Options of `PgVectorStore.optimize`. */
 export interface OptimizeOptions {
