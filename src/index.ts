@@ -52,7 +52,8 @@ export type { TenantTuning } from './store/tenant-tuning.js'
 export { DEFAULT_TARGET_RECALL, type RecallTuningOptions, type TenantTuningReport } from './store/tune-recall.js'
 export type { Embedding } from './store/embedding.js'
 export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'
-export type { Distance, PgVectorStoreConfig } from './store/store-config.js'
+export type { Distance, PgVectorStoreConfig, Quantization, VectorType } from './store/store-config.js'
+export { DEFAULT_RERANK } from './store/vector-type.js'
 export {
   TenantStore,
   type ChunkInput,

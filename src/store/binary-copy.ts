@@ -2,6 +2,7 @@
  * PostgreSQL's binary COPY format, written into ~1 MiB chunks. Binary COPY sends float4s as
  * they are; the text format spends most of its time turning floats into decimal strings.
  */
+import { halfBits } from './vector-type.js'
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1')
 const CHUNK_BYTES = 1 << 18
@@ -82,6 +83,21 @@ export class BinaryCopyWriter {
     view.setInt16(p + 6, 0)
     p += 8
     for (let i = 0; i < n; i++, p += 4) view.setFloat32(p, values[i]!)
+    this.#pos = p
+    return this
+  }
+
+  /** A pgvector `halfvec` field: int16 dimensions, int16 unused, IEEE half-precision values, big-endian. */
+  halfvec(values: ArrayLike<number>): this {
+    const n = values.length
+    this.#ensure(8 + 2 * n)
+    const view = this.#view
+    let p = this.#pos
+    view.setInt32(p, 4 + 2 * n)
+    view.setInt16(p + 4, n)
+    view.setInt16(p + 6, 0)
+    p += 8
+    for (let i = 0; i < n; i++, p += 2) view.setUint16(p, halfBits(values[i]!))
     this.#pos = p
     return this
   }

@@ -157,7 +157,7 @@ function checkRow(value: unknown, plan: IngestPlan, position: number): CheckedRo
   }
   if (typeof row.content !== 'string') throw new InvalidArgumentError(`${where}: content must be a string`)
   if (row.content.includes('\u0000')) throw new InvalidArgumentError(`${where}: content holds a NUL character, which text cannot store`)
-  const embedding = assertEmbedding(row.embedding, plan.config.dimensions, plan.config.distance, where)
+  const embedding = assertEmbedding(row.embedding, plan.config.dimensions, plan.config.distance, where, plan.config.vectorType)
   const metadata = row.metadata === undefined ? '{}' : JSON.stringify(assertMetadata(row.metadata, where))
   return { tenantId, documentId: row.documentId, chunkIndex: row.chunkIndex, content: row.content, metadata, embedding }
 }
@@ -184,14 +184,9 @@ async function copyBatches(
           more = false
           break
         }
-        writer
-          .row(6)
-          .text(row.tenantId)
-          .text(row.documentId)
-          .int4(row.chunkIndex)
-          .text(row.content)
-          .jsonb(row.metadata)
-          .vector(row.embedding)
+        writer.row(6).text(row.tenantId).text(row.documentId).int4(row.chunkIndex).text(row.content).jsonb(row.metadata)
+        if (plan.config.vectorType === 'halfvec') writer.halfvec(row.embedding)
+        else writer.vector(row.embedding)
         if (chunkFull(writer)) yield writer.take()
       }
       yield writer.trailer().take()
@@ -204,7 +199,7 @@ async function copyBatches(
 async function insertBatches(trx: DatabaseTransaction, plan: IngestPlan, nextRow: () => Promise<CheckedRow | undefined>): Promise<void> {
   const text =
     `insert into ${plan.config.qualified} (tenant_id, document_id, chunk_index, content, metadata, embedding) ` +
-    `select t, d, i, c, m::jsonb, e::vector from unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) as u(t, d, i, c, m, e)`
+    `select t, d, i, c, m::jsonb, e::${plan.config.vectorType} from unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) as u(t, d, i, c, m, e)`
   for (;;) {
     const columns: [string[], string[], number[], string[], string[], string[]] = [[], [], [], [], [], []]
     let row: CheckedRow | undefined

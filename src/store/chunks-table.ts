@@ -24,7 +24,7 @@ export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationSt
             chunk_index integer not null,
             content text not null,
             metadata jsonb not null default '{}'::jsonb,
-            embedding vector(${sql.raw(String(config.dimensions))}) not null,
+            embedding ${sql.raw(config.vectors.column)} not null,
             ${config.fullText ? sql`search_text tsvector generated always as (to_tsvector(${sql.lit(config.textSearchConfig)}::regconfig, content)) stored,` : sql``}
             constraint ${sql.id(names.primaryKey)} primary key (tenant_id, document_id, chunk_index)
           )${config.partitions > 0 ? sql` partition by hash (tenant_id)` : sql``}`.execute(trx)

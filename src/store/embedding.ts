@@ -1,18 +1,26 @@
 import { DimensionMismatchError, InvalidArgumentError } from '../errors.js'
-import type { Distance } from './store-config.js'
+import { VECTOR_TYPES, type Distance, type VectorType } from './vector-type.js'
 import { assertIntegerIn } from '../util/assert-integer.js'
 
 /** The largest finite float4: pgvector stores 4-byte floats, and a larger value overflows (22003). */
-export const FLOAT4_MAX = 3.4028234663852886e38
+export const FLOAT4_MAX = VECTOR_TYPES.vector.maxAbs
 
 /** An embedding as the store accepts it. */
 export type Embedding = readonly number[] | Float32Array | Float64Array
 
 /**
- * Checks an embedding: an array of `dimensions` finite numbers, and not all zero under cosine
- * distance (a zero vector has no direction: every distance would be NaN). Throws a typed error.
+ * Checks an embedding: an array of `dimensions` finite numbers within the column type's range
+ * (`halfvec`: ±65,504), and not all zero under cosine distance (a zero vector has no direction:
+ * every distance would be NaN). Throws a typed error.
  */
-export function assertEmbedding(value: unknown, dimensions: number, distance: Distance, where: string): Embedding {
+export function assertEmbedding(
+  value: unknown,
+  dimensions: number,
+  distance: Distance,
+  where: string,
+  type: VectorType = 'vector',
+): Embedding {
+  const maxAbs = VECTOR_TYPES[type].maxAbs
   if (!Array.isArray(value) && !(value instanceof Float32Array) && !(value instanceof Float64Array)) {
     throw new InvalidArgumentError(`${where}: the embedding must be an array of numbers`)
   }
@@ -24,8 +32,10 @@ export function assertEmbedding(value: unknown, dimensions: number, distance: Di
     if (typeof x !== 'number' || !Number.isFinite(x)) {
       throw new InvalidArgumentError(`${where}: embedding[${i}] is ${String(x)}; every value must be a finite number`)
     }
-    if (Math.abs(x) > FLOAT4_MAX) {
-      throw new InvalidArgumentError(`${where}: embedding[${i}] is ${x}, beyond a 4-byte float (±${FLOAT4_MAX})`)
+    if (Math.abs(x) > maxAbs) {
+      throw new InvalidArgumentError(
+        `${where}: embedding[${i}] is ${x}, beyond ${type === 'vector' ? 'a 4-byte float' : "halfvec's 2-byte float"} (±${maxAbs})`,
+      )
     }
     if (x !== 0) nonZero = true
   }

@@ -29,8 +29,9 @@ export interface HnswIndexSpec {
  */
 export async function hnswIndexDdl(db: Database, config: ResolvedStoreConfig, spec: HnswIndexSpec): Promise<string> {
   const { rows } = await sql<{ ddl: string }>`
-    select format('create index %s if not exists %I on %s using hnsw (embedding %s) with (m = %s, ef_construction = %s)%s',
-      ${spec.concurrently ? 'concurrently' : ''}::text, ${spec.name}::text, ${spec.on ?? config.qualified}::text, ${config.opclass}::text,
+    select format('create index %s if not exists %I on %s using hnsw (%s %s) with (m = %s, ef_construction = %s)%s',
+      ${spec.concurrently ? 'concurrently' : ''}::text, ${spec.name}::text, ${spec.on ?? config.qualified}::text,
+      ${config.vectors.indexExpression}::text, ${config.opclass}::text,
       ${spec.m}::int, ${spec.efConstruction}::int,
       case when ${spec.tenantId ?? null}::text is null then '' else format(' where tenant_id = %L', ${spec.tenantId ?? null}::text) end) as ddl`.execute(
     db,

@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { renderSessionSettings } from '../db/local-settings.js'
 import { DatabaseError, IndexBuildError, InvalidArgumentError } from '../errors.js'
-import { MAX_HNSW_DIMENSIONS, type ResolvedStoreConfig } from './store-config.js'
+import type { ResolvedStoreConfig } from './store-config.js'
 import { quoteQualified } from '../sql/quote.js'
 import { SQLSTATE } from '../sql/sqlstate.js'
 import { int32Hash } from '../sql/advisory-lock.js'
@@ -52,8 +52,10 @@ export interface IndexBuildResult {
 
 /** Validated `SET LOCAL` settings and `WITH (...)` parameters of a build. */
 export function buildParameters(config: ResolvedStoreConfig, options: IndexBuildOptions) {
-  if (config.dimensions > MAX_HNSW_DIMENSIONS) {
-    throw new InvalidArgumentError(`HNSW indexes support at most ${MAX_HNSW_DIMENSIONS} dimensions; this store has ${config.dimensions}`)
+  if (config.dimensions > config.vectors.maxIndexDimensions) {
+    throw new InvalidArgumentError(
+      `HNSW indexes on ${config.quantization === 'none' ? config.vectorType : `${config.quantization}-quantized vectors`} support at most ${config.vectors.maxIndexDimensions} dimensions; this store has ${config.dimensions}`,
+    )
   }
   const m = options.m ?? 16
   const efConstruction = options.efConstruction ?? 64

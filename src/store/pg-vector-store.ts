@@ -72,10 +72,12 @@ export class PgVectorStore {
         textSearchConfig: resolved.textSearchConfig,
         fullText: resolved.fullText,
         partitions: resolved.partitions,
+        vectorType: resolved.vectorType,
+        quantization: resolved.quantization,
       },
       chunksTableSteps(resolved),
       // Stores created before a key was recorded had its old default.
-      { relation: resolved.qualified, recordedDefaults: { fullText: true, partitions: 0 } },
+      { relation: resolved.qualified, recordedDefaults: { fullText: true, partitions: 0, vectorType: 'vector', quantization: 'none' } },
     )
     const { rows } = await sql<{ dims: number }>`
       select a.atttypmod as dims from pg_attribute a
@@ -83,7 +85,7 @@ export class PgVectorStore {
     const dims = rows[0]?.dims
     if (dims !== resolved.dimensions) {
       throw new SchemaMismatchError(
-        `${resolved.qualified}.embedding is vector(${dims ?? '?'}), the store is configured with ${resolved.dimensions} dimensions`,
+        `${resolved.qualified}.embedding is ${resolved.vectorType}(${dims ?? '?'}), the store is configured with ${resolved.dimensions} dimensions`,
       )
     }
     const store = new PgVectorStore(db, resolved)

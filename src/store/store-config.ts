@@ -3,8 +3,9 @@ import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
 import { quoteQualified } from '../sql/quote.js'
 import { assertIntegerIn } from '../util/assert-integer.js'
 
-/** Distance functions pgvector offers for `vector` and that the store supports. */
-export type Distance = 'cosine' | 'l2' | 'inner_product'
+import { resolveVectorOptions, vectorSql, type Distance, type Quantization, type VectorSql, type VectorType } from './vector-type.js'
+
+export type { Distance, Quantization, VectorType } from './vector-type.js'
 
 /** Configuration of {@link PgVectorStore.open}. */
 export interface PgVectorStoreConfig {
@@ -38,6 +39,18 @@ export interface PgVectorStoreConfig {
    * Fixed when the table is created.
    */
   partitions?: number
+  /**
+   * The embedding column's type: `vector` (4-byte floats, default) or `halfvec` (2-byte floats: half
+   * the heap and index, values within ±65,504, HNSW up to 4,000 dimensions). Fixed when the table is created.
+   */
+  vectorType?: VectorType
+  /**
+   * How HNSW indexes hold the vectors. `quantization: 'halfvec'` indexes `embedding::halfvec(D)` (a
+   * `vector` column, half the index); `'binary'` indexes `binary_quantize(embedding)::bit(D)` (1 bit
+   * per dimension, Hamming) and `search` re-ranks `rerank × k` candidates by the exact distance on
+   * the full vectors, in one statement. Default `none`; `rerank` defaults to 4 under binary.
+   */
+  index?: { quantization?: Quantization; rerank?: number }
 }
 
 /** The validated, complete configuration. */
@@ -49,7 +62,14 @@ export interface ResolvedStoreConfig {
   dimensions: number
   distance: Distance
   operator: '<=>' | '<->' | '<#>'
-  opclass: 'vector_cosine_ops' | 'vector_l2_ops' | 'vector_ip_ops'
+  /** The HNSW opclass (vector-type.ts). */
+  opclass: string
+  vectorType: VectorType
+  quantization: Quantization
+  /** Candidates per result fetched through the index before re-ranking (1: none). */
+  rerank: number
+  /** The SQL of the vectors: column type, index expression and operator (vector-type.ts). */
+  vectors: VectorSql
   textSearchConfig: string
   embeddingStorage: 'plain' | 'extended'
   defaultEfSearch: number
@@ -58,11 +78,7 @@ export interface ResolvedStoreConfig {
   partitions: number
 }
 
-const OPERATORS = {
-  cosine: { operator: '<=>', opclass: 'vector_cosine_ops' },
-  l2: { operator: '<->', opclass: 'vector_l2_ops' },
-  inner_product: { operator: '<#>', opclass: 'vector_ip_ops' },
-} as const
+const DISTANCES: readonly Distance[] = ['cosine', 'l2', 'inner_product']
 
 /** The most hash partitions a store's table may have. */
 export const MAX_PARTITIONS = 1024
@@ -79,7 +95,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
   const dimensions = config.dimensions
   assertIntegerIn(dimensions, 1, MAX_VECTOR_DIMENSIONS, 'dimensions')
   const distance = config.distance ?? 'cosine'
-  if (!Object.hasOwn(OPERATORS, distance)) {
+  if (!DISTANCES.includes(distance)) {
     throw new InvalidArgumentError(`unknown distance ${JSON.stringify(distance)}: use cosine, l2 or inner_product`)
   }
   const textSearchConfig = assertIdentifier(config.textSearchConfig ?? 'english', 'text search configuration')
@@ -93,13 +109,20 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
   if (typeof fullText !== 'boolean') throw new InvalidArgumentError(`fullText must be true or false, got ${JSON.stringify(fullText)}`)
   const partitions = config.partitions ?? 0
   if (partitions !== 0) assertIntegerIn(partitions, 2, MAX_PARTITIONS, 'partitions')
+  const { vectorType, quantization, rerank } = resolveVectorOptions(config.vectorType, config.index)
+  const vectors = vectorSql(vectorType, quantization, distance, dimensions)
   return {
     schema,
     table: name,
     qualified: quoteQualified(schema, name),
     dimensions,
     distance,
-    ...OPERATORS[distance],
+    operator: vectors.operator,
+    opclass: vectors.opclass,
+    vectorType,
+    quantization,
+    rerank,
+    vectors,
     textSearchConfig,
     embeddingStorage,
     defaultEfSearch,

@@ -29,18 +29,29 @@ export interface StoreStatements {
 
 const RESULT_COLUMNS = `document_id as "documentId", chunk_index as "chunkIndex", content, metadata`
 
-export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
+/** The index order of a search: what the HNSW index holds (the vectors, their halfvec, their bits) compared with `$2`. */
+function indexOrder(c: ResolvedStoreConfig): string {
+  const v = c.vectors
+  return `${v.indexExpression} ${v.indexOperator} ${v.indexQuery('$2')}`
+}
+
+/**
+ * The k-nearest statements: `knn` through the index (under binary quantization rerank × k
+ * candidates in index order, re-ranked by the exact distance outside), `exact` never through it.
+ */
+function nearestStatements(c: ResolvedStoreConfig): { knn: (filter: string) => string; exact: (filter: string) => string } {
   const t = c.qualified
   const op = c.operator
+  const candidates = c.rerank > 1 ? `$3 * ${c.rerank}` : '$3'
   const knn = (filter: string) => `
     select "documentId", "chunkIndex", content, metadata, distance from (
       select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
       from ${t}
       where tenant_id = $1${filter}
-      order by embedding ${op} $2
-      limit $3
+      order by ${indexOrder(c)}
+      limit ${candidates}
     ) nearest
-    order by distance + 0`
+    order by distance + 0${c.rerank > 1 ? ' limit $3' : ''}`
   const exact = (filter: string) => `
     select "documentId", "chunkIndex", content, metadata, distance from (
       select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
@@ -50,6 +61,13 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
     ) scored
     order by distance
     limit $3`
+  return { knn, exact }
+}
+
+export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
+  const t = c.qualified
+  const op = c.operator
+  const { knn, exact } = nearestStatements(c)
   return {
     deleteDocument: `delete from ${t} where tenant_id = $1 and document_id = $2`,
     // One statement, hence atomic: upsert the new chunks, then delete the old ones past the new count.
@@ -58,7 +76,7 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
         select * from unnest($3::int[], $4::text[], $5::text[], $6::text[]) as u(chunk_index, content, metadata, embedding)
       ), written as (
         insert into ${t} as c (tenant_id, document_id, chunk_index, content, metadata, embedding)
-        select $1, $2, chunk_index, content, metadata::jsonb, embedding::vector from incoming
+        select $1, $2, chunk_index, content, metadata::jsonb, embedding::${c.vectorType} from incoming
         on conflict (tenant_id, document_id, chunk_index) do update
           set content = excluded.content, metadata = excluded.metadata, embedding = excluded.embedding
         returning 1
@@ -79,7 +97,7 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
         select document_id, chunk_index, row_number() over (order by distance) as rank from (
           select document_id, chunk_index, embedding ${op} $2 as distance
           from ${t} where tenant_id = $1
-          order by embedding ${op} $2
+          order by ${indexOrder(c)}
           limit $5
         ) v
       ),

@@ -138,7 +138,9 @@ export class TenantStore {
       indexes[i] = i
       contents[i] = chunk.content
       metadata[i] = JSON.stringify(assertMetadata(chunk.metadata, where))
-      vectors[i] = toVectorLiteral(assertEmbedding(chunk.embedding, this.#config.dimensions, this.#config.distance, where))
+      vectors[i] = toVectorLiteral(
+        assertEmbedding(chunk.embedding, this.#config.dimensions, this.#config.distance, where, this.#config.vectorType),
+      )
     }
     const lock = this.#documentLock(documentId)
     // One round trip where the handle allows: the document lock and the upsert as one message (one
@@ -203,7 +205,9 @@ export class TenantStore {
    */
   async search(embedding: Embedding, options: SearchOptions = {}): Promise<SearchResult[]> {
     const k = assertK(options.k ?? 10)
-    const vector = toVectorLiteral(assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search'))
+    const vector = toVectorLiteral(
+      assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search', this.#config.vectorType),
+    )
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(k, options.efSearch ?? tuned?.efSearch ?? undefined, options.iterativeScan ?? 'relaxed')
     const filter = options.filter === undefined ? undefined : JSON.stringify(assertFilter(options.filter, 'search filter'))
@@ -227,7 +231,9 @@ export class TenantStore {
    */
   async exactSearch(embedding: Embedding, options: Pick<SearchOptions, 'k' | 'filter'> = {}): Promise<SearchResult[]> {
     const k = assertK(options.k ?? 10)
-    const vector = toVectorLiteral(assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch'))
+    const vector = toVectorLiteral(
+      assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch', this.#config.vectorType),
+    )
     if (options.filter === undefined) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
     const filter = JSON.stringify(assertFilter(options.filter, 'exactSearch filter'))
     return this.#run<SearchResult>(this.#sql.exactSearchFiltered, [vector, k, filter])
@@ -250,7 +256,9 @@ export class TenantStore {
     }
     const k = assertK(options.k ?? 10)
     if (typeof options.text !== 'string') throw new InvalidArgumentError('hybridSearch: text must be a string')
-    const vector = toVectorLiteral(assertEmbedding(options.embedding, this.#config.dimensions, this.#config.distance, 'hybridSearch'))
+    const vector = toVectorLiteral(
+      assertEmbedding(options.embedding, this.#config.dimensions, this.#config.distance, 'hybridSearch', this.#config.vectorType),
+    )
     const candidates = options.candidates ?? Math.max(4 * k, 40)
     assertIntegerIn(candidates, k, 10_000, 'hybridSearch: candidates')
     const rrfK = options.rrfK ?? 60

@@ -1,0 +1,172 @@
+import { sql } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { explain, indexesUsed, InvalidArgumentError, PgVectorStore } from '../../src/index.js'
+import { renderStatements, storeIndexNames, tenantIndexName, toVectorLiteral } from '../../src/bench-kit.js'
+import { generateCorpus, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
+import { useTestDatabase } from '../support/test-database.js'
+
+/** halfvec columns, halfvec and binary quantized indexes: round trips, bad input, plans, re-ranking. */
+const t = useTestDatabase()
+const DIM = 16
+const spec: CorpusSpec = {
+  seed: 'vector-types',
+  dim: DIM,
+  topics: 'shared',
+  tenants: [
+    { id: 'big', chunks: 3000 },
+    { id: 'small', chunks: 60 },
+  ],
+}
+
+async function indexDefinition(name: string): Promise<string> {
+  const { rows } = await sql<{ def: string }>`select pg_get_indexdef(${name}::regclass) as def`.execute(t.db)
+  return rows[0]!.def
+}
+
+describe('vectorType: halfvec', () => {
+  let store: PgVectorStore
+  beforeAll(async () => {
+    store = await PgVectorStore.open(t.db, { table: 'half_chunks', dimensions: DIM, vectorType: 'halfvec' })
+  })
+
+  it('stores halfvec(D); binary COPY and the text path store the same 2-byte values the server makes of the input', async () => {
+    const { rows } = await sql<{ type: string }>`select format_type(atttypid, atttypmod) as type from pg_attribute
+      where attrelid = 'half_chunks'::regclass and attname = 'embedding'`.execute(t.db)
+    expect(rows[0]!.type).toBe('halfvec(16)')
+    // Values that need rounding to half precision, ties included, a subnormal, the largest finite.
+    const values = [1, -2, 0.1, 1 / 3, 65504, -65504, 6e-8, 1.00048828125, 1.000732421875, 2049, 0.333, 1e-3, 7, -0.5, 3.14159, 100.1]
+    await store.bulkIngest([{ tenantId: 'x', documentId: 'copy', chunkIndex: 0, content: 'c', embedding: values }])
+    await store.forTenant('x').replaceDocument('text', [{ content: 't', embedding: values }])
+    const { rows: stored } = await sql<{ document_id: string; v: string; expected: string }>`
+      select document_id, embedding::text as v, ${toVectorLiteral(values)}::halfvec::text as expected
+      from half_chunks where tenant_id = 'x' order by 1`.execute(t.db)
+    expect(stored.map((r) => r.document_id)).toEqual(['copy', 'text'])
+    for (const r of stored) expect(r.v).toBe(r.expected)
+  })
+
+  it('a value beyond ±65,504 is a typed error on every path, and nothing is written', async () => {
+    const bad = Array.from({ length: DIM }, (_, i) => (i === 3 ? 70_000 : 1))
+    await expect(store.bulkIngest([{ tenantId: 'y', documentId: 'd', chunkIndex: 0, content: 'c', embedding: bad }])).rejects.toThrow(
+      /embedding\[3\] is 70000, beyond halfvec's 2-byte float \(±65504\)/,
+    )
+    await expect(store.forTenant('y').replaceDocument('d', [{ content: 'c', embedding: bad }])).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(store.forTenant('y').search(bad)).rejects.toBeInstanceOf(InvalidArgumentError)
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from half_chunks where tenant_id = 'y'`.execute(t.db)
+    expect(rows[0]!.n).toBe(0)
+  })
+
+  it('builds a halfvec HNSW index, and search uses it with exact distances', async () => {
+    await store.bulkIngest(generateCorpus(spec))
+    await store.createTenantIndex('big')
+    expect(await indexDefinition(tenantIndexName('half_chunks', 'big'))).toMatch(/USING hnsw \(embedding halfvec_cosine_ops\)/)
+    await sql`analyze half_chunks`.execute(t.db)
+    const q = queryVectors(spec, 'big', 1)[0]!
+    const plan = await explain(t.db, renderStatements(store.config).search, ['big', toVectorLiteral(q), 10])
+    expect(indexesUsed(plan)).toContain(tenantIndexName('half_chunks', 'big'))
+    const hits = await store.forTenant('big').search(q, { k: 10 })
+    const exact = await store.forTenant('big').exactSearch(q, { k: 10 })
+    expect(hits).toHaveLength(10)
+    expect(hits[0]!.distance).toBeCloseTo(exact[0]!.distance, 6)
+  })
+})
+
+describe('index quantization on a vector column', () => {
+  let half: PgVectorStore
+  let binary: PgVectorStore
+  beforeAll(async () => {
+    half = await PgVectorStore.open(t.db, { table: 'q_half', dimensions: DIM, index: { quantization: 'halfvec' } })
+    binary = await PgVectorStore.open(t.db, { table: 'q_binary', dimensions: DIM, index: { quantization: 'binary', rerank: 5 } })
+    for (const s of [half, binary]) {
+      await s.bulkIngest(generateCorpus(spec))
+      // The binary store gets no shared index: with both, the planner chose the shared bit index
+      // for 'big' (a filtered walk), not its partial one.
+      if (s === half) await s.createIndex()
+      await s.createTenantIndex('big')
+      await sql`analyze ${sql.raw(s.config.qualified)}`.execute(t.db)
+    }
+  })
+
+  it("'halfvec' indexes embedding::halfvec(D); the plan uses it; the column stays vector", async () => {
+    expect(await indexDefinition(storeIndexNames('q_half').sharedHnsw)).toMatch(
+      /USING hnsw \(\(\(embedding\)::halfvec\(16\)\) halfvec_cosine_ops\)/,
+    )
+    const q = queryVectors(spec, 'big', 1)[0]!
+    const plan = await explain(t.db, renderStatements(half.config).search, ['big', toVectorLiteral(q), 10])
+    expect(indexesUsed(plan)).toContain(tenantIndexName('q_half', 'big'))
+    const { rows } = await sql<{ type: string }>`select format_type(atttypid, atttypmod) as type from pg_attribute
+      where attrelid = 'q_half'::regclass and attname = 'embedding'`.execute(t.db)
+    expect(rows[0]!.type).toBe('vector(16)')
+  })
+
+  it("'binary' indexes binary_quantize(embedding)::bit(D) with Hamming distance; the plan uses it", async () => {
+    expect(await indexDefinition(tenantIndexName('q_binary', 'big'))).toMatch(
+      /USING hnsw \(\(\(binary_quantize\(embedding\)\)::bit\(16\)\) bit_hamming_ops\) WITH .* WHERE \(tenant_id = 'big'::text\)/,
+    )
+    const q = queryVectors(spec, 'big', 1)[0]!
+    const plan = await explain(t.db, renderStatements(binary.config).search, ['big', toVectorLiteral(q), 10])
+    expect(indexesUsed(plan)).toContain(tenantIndexName('q_binary', 'big'))
+  })
+
+  it('binary search re-ranks rerank × k candidates by the exact distance: the result is the exact order among them', async () => {
+    const k = 10
+    for (const q of queryVectors(spec, 'big', 5)) {
+      const hits = await binary.forTenant('big').search(q, { k })
+      expect(hits).toHaveLength(k)
+      // The candidates the index handed over, read the same way the search reads them.
+      const literal = toVectorLiteral(q)
+      const candidates = await t.db.transaction(
+        async (trx) =>
+          (
+            await sql<{ documentId: string; chunkIndex: number; distance: number }>`
+              select document_id as "documentId", chunk_index as "chunkIndex", embedding <=> ${literal}::vector as distance
+              from q_binary where tenant_id = 'big'
+              order by binary_quantize(embedding)::bit(16) <~> binary_quantize(${literal}::vector)::bit(16)
+              limit ${k * 5}`.execute(trx)
+          ).rows,
+        { settings: { 'hnsw.ef_search': binary.config.defaultEfSearch, 'hnsw.iterative_scan': 'relaxed_order' } },
+      )
+      expect(candidates).toHaveLength(k * 5)
+      const best = [...candidates].sort((a, b) => a.distance - b.distance).slice(0, k)
+      expect(hits.map((h) => `${h.documentId}#${h.chunkIndex}`)).toEqual(best.map((b) => `${b.documentId}#${b.chunkIndex}`))
+      for (let i = 1; i < hits.length; i++) expect(hits[i]!.distance).toBeGreaterThanOrEqual(hits[i - 1]!.distance)
+    }
+  })
+
+  it('exactSearch stays exact on the full vectors, whatever the index holds', async () => {
+    const q = queryVectors(spec, 'small', 1)[0]!
+    expect(await binary.forTenant('small').exactSearch(q, { k: 10 })).toEqual(await half.forTenant('small').exactSearch(q, { k: 10 }))
+  })
+})
+
+describe('vector options', () => {
+  it('bad values are refused before anything is created', async () => {
+    const bad = [
+      { vectorType: 'float16' },
+      { index: { quantization: 'pq' } },
+      { index: { quantization: 'binary', rerank: 0 } },
+      { index: { quantization: 'binary', rerank: 2.5 } },
+    ]
+    for (const extra of bad) {
+      await expect(PgVectorStore.open(t.db, { table: 'never_typed', dimensions: DIM, ...(extra as object) })).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      )
+    }
+    const { rows } = await sql<{ present: boolean }>`select to_regclass('never_typed') is not null as present`.execute(t.db)
+    expect(rows[0]!.present).toBe(false)
+  })
+
+  it('a store recorded before these options opens unchanged; other options on an existing table are a SchemaMismatchError', async () => {
+    await PgVectorStore.open(t.db, { table: 'old_vectors', dimensions: DIM })
+    await sql`update pgscale_object_version set config = config - 'vectorType' - 'quantization' where object = 'store:public.old_vectors'`.execute(
+      t.db,
+    )
+    const reopened = await PgVectorStore.open(t.db, { table: 'old_vectors', dimensions: DIM })
+    expect(reopened.config).toMatchObject({ vectorType: 'vector', quantization: 'none' })
+    await expect(PgVectorStore.open(t.db, { table: 'old_vectors', dimensions: DIM, vectorType: 'halfvec' })).rejects.toThrow(
+      /vectorType is "vector", configured "halfvec"/,
+    )
+    await expect(PgVectorStore.open(t.db, { table: 'old_vectors', dimensions: DIM, index: { quantization: 'binary' } })).rejects.toThrow(
+      /quantization is "none", configured "binary"/,
+    )
+  })
+})
