@@ -13,6 +13,7 @@ import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig 
 import { renderStatements, type StoreStatements } from './store-sql.js'
 import { hnswIndexDdl, tenantPartition } from './hnsw-ddl.js'
 import { TenantStore } from './tenant-store.js'
+import { IndexedTenants } from './indexed-tenants.js'
 import { TuningCache, type TenantTuning } from './tenant-tuning.js'
 import { measureStoreRecall, type MeasureRecallOptions, type MeasureRecallResult } from './measure-recall.js'
 import { applyTenantTiers, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
@@ -37,6 +38,7 @@ export class PgVectorStore {
   readonly #db: Database
   readonly #sql: StoreStatements
   readonly #tuning: TuningCache
+  readonly #indexed: IndexedTenants
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
@@ -45,6 +47,7 @@ export class PgVectorStore {
     this.config = config
     this.#sql = renderStatements(config)
     this.#tuning = new TuningCache(db, config)
+    this.#indexed = new IndexedTenants(db, config)
   }
 
   /**
@@ -111,7 +114,7 @@ export class PgVectorStore {
    */
   forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
     const db = options.transaction === undefined ? this.#db : joinTransaction(options.transaction)
-    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning)
+    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning, this.#indexed)
   }
 
   /**
@@ -126,7 +129,7 @@ export class PgVectorStore {
    * ```
    */
   async bulkIngest(rows: AsyncIterable<IngestRow> | Iterable<IngestRow>, options: BulkIngestOptions = {}): Promise<BulkIngestResult> {
-    return bulkIngestWithIndexes(this.#db, this.config, this.#sql.copyRows, rows, options)
+    return bulkIngestWithIndexes(this.#db, this.config, this.#sql.copyRows, rows, options).finally(() => this.#indexed.invalidate())
   }
 
   /**
@@ -142,7 +145,12 @@ export class PgVectorStore {
     const { m, efConstruction, settings } = buildParameters(this.config, options)
     const name = storeIndexNames(this.config.table).sharedHnsw
     const ddl = await hnswIndexDdl(this.#db, this.config, { name, m, efConstruction, concurrently: options.concurrently === true })
-    return buildIndex(this.#db, { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl }, settings, options)
+    return buildIndex(
+      this.#db,
+      { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl },
+      settings,
+      options,
+    ).finally(() => this.#indexed.invalidate())
   }
 
   /**
@@ -173,7 +181,7 @@ export class PgVectorStore {
       { schema: this.config.schema, name, qualifiedTable: partition ?? this.config.qualified, ddl },
       settings,
       options,
-    )
+    ).finally(() => this.#indexed.invalidate())
   }
 
   /**
@@ -189,7 +197,7 @@ export class PgVectorStore {
    * ```
    */
   async optimize(options: OptimizeOptions = {}): Promise<OptimizeResult> {
-    return applyTenantTiers(this.#internals(), options)
+    return applyTenantTiers(this.#internals(), options).finally(() => this.#indexed.invalidate())
   }
 
   /**

@@ -21,6 +21,8 @@ export interface StoreStatements {
   exactSearchFiltered: string
   /** $1 tenant, $2 vector, $3 query text, $4 k, $5 candidates per list, $6 RRF constant. */
   hybridSearch: string
+  /** hybridSearch with the vector list in exact distance order (binary-quantized stores, tenants no index serves). */
+  hybridSearchExact: string
   /** COPY of whole rows in binary format. */
   copyRows: string
   /** The advisory-lock class of this table's document writers (computed once per store). */
@@ -90,14 +92,28 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
     searchFiltered: knn(' and metadata @> $4::jsonb'),
     exactSearch: exact(''),
     exactSearchFiltered: exact(' and metadata @> $4::jsonb'),
-    // The tsquery is written out (not a CTE) so the planner folds it to a constant and estimates
-    // its selectivity: a small tenant reads its rows by primary key, a large one may use the GIN.
-    hybridSearch: `
+    hybridSearch: hybridStatement(c, indexOrder(c)),
+    hybridSearchExact: hybridStatement(c, `embedding ${op} $2`),
+    copyRows: `copy ${t} (tenant_id, document_id, chunk_index, content, metadata, embedding) from stdin with (format binary)`,
+    documentLockClass: int32Hash(`pgscale.store:${t}`),
+  }
+}
+
+/**
+ * Hybrid search: the vector list (in `vectorOrder`: the index's order, or the exact distance) and
+ * the full-text list, fused by reciprocal rank. The tsquery is written out (not a CTE) so the
+ * planner folds it to a constant and estimates its selectivity: a small tenant reads its rows by
+ * primary key, a large one may use the GIN.
+ */
+function hybridStatement(c: ResolvedStoreConfig, vectorOrder: string): string {
+  const t = c.qualified
+  const op = c.operator
+  return `
       with by_vector as (
         select document_id, chunk_index, row_number() over (order by distance) as rank from (
           select document_id, chunk_index, embedding ${op} $2 as distance
           from ${t} where tenant_id = $1
-          order by ${indexOrder(c)}
+          order by ${vectorOrder}
           limit $5
         ) v
       ),
@@ -119,8 +135,5 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
         c.embedding ${op} $2 as distance, fused.score::float8 as score
       from fused join ${t} c on c.tenant_id = $1 and c.document_id = fused.document_id and c.chunk_index = fused.chunk_index
       order by fused.score desc, distance
-      limit $4`,
-    copyRows: `copy ${t} (tenant_id, document_id, chunk_index, content, metadata, embedding) from stdin with (format binary)`,
-    documentLockClass: int32Hash(`pgscale.store:${t}`),
-  }
+      limit $4`
 }

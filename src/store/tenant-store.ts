@@ -7,6 +7,7 @@ import { ingestRows, type IngestOptions, type IngestResult, type TenantIngestRow
 import { assertEmbedding, assertFilter, assertId, assertK, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
 import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
+import type { IndexedTenants } from './indexed-tenants.js'
 import type { TuningCache } from './tenant-tuning.js'
 import { assertIntegerIn } from '../util/assert-integer.js'
 import { arrayText, inlineParameters } from '../sql/literal.js'
@@ -95,16 +96,25 @@ export class TenantStore {
   readonly #config: ResolvedStoreConfig
   readonly #sql: StoreStatements
   readonly #tuning: TuningCache
+  readonly #indexed: IndexedTenants
 
   /** The tenant every statement of this handle is scoped to. */
   readonly tenantId: string
 
   /** @internal use {@link PgVectorStore.forTenant}. */
-  constructor(db: Database, config: ResolvedStoreConfig, statements: StoreStatements, tenantId: string, tuning: TuningCache) {
+  constructor(
+    db: Database,
+    config: ResolvedStoreConfig,
+    statements: StoreStatements,
+    tenantId: string,
+    tuning: TuningCache,
+    indexed: IndexedTenants,
+  ) {
     this.#db = db
     this.#config = config
     this.#sql = statements
     this.#tuning = tuning
+    this.#indexed = indexed
     this.tenantId = assertId(tenantId, 'tenant id')
   }
 
@@ -211,7 +221,7 @@ export class TenantStore {
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(k, options.efSearch ?? tuned?.efSearch ?? undefined, options.iterativeScan ?? 'relaxed')
     const filter = options.filter === undefined ? undefined : JSON.stringify(assertFilter(options.filter, 'search filter'))
-    if (tuned?.exact) return this.exactSearch(embedding, { k, filter: options.filter })
+    if (tuned?.exact || !(await this.#indexSearchPays())) return this.exactSearch(embedding, { k, filter: options.filter })
     const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
     const params = filter === undefined ? [vector, k] : [vector, k, filter]
     // One round trip: the settings and the query in one message (Database.queryWithSettings).
@@ -269,7 +279,7 @@ export class TenantStore {
     const settings = this.#searchSettings(candidates, options.efSearch ?? tuned?.efSearch ?? undefined, 'relaxed')
     if (options.text.includes('\u0000')) throw new InvalidArgumentError('hybridSearch: text cannot contain NUL (\\u0000)')
     return this.#db.queryWithSettings<HybridSearchResult>(
-      this.#sql.hybridSearch,
+      (await this.#indexSearchPays()) ? this.#sql.hybridSearch : this.#sql.hybridSearchExact,
       [this.tenantId, vector, options.text, k, candidates, rrfK],
       settings,
     )
@@ -291,6 +301,15 @@ export class TenantStore {
   /** The advisory lock that makes writers of one document take turns (held to the end of the transaction). */
   #documentLock(documentId: string): string {
     return advisoryXactLock(this.#sql.documentLockClass, [int32Hash(`${this.tenantId}\u0000${documentId}`)])
+  }
+
+  /**
+   * Whether ordering candidates in the index's order is right for this tenant: always, unless the
+   * index holds quantized vectors (halfvec or bits) and no index serves the tenant — then the exact
+   * order is (a sort by the quantized distance would be slower and only approximate).
+   */
+  async #indexSearchPays(): Promise<boolean> {
+    return this.#config.quantization === 'none' || this.#indexed.servesByIndex(this.tenantId)
   }
 
   #searchSettings(k: number, efSearch: number | undefined, iterativeScan: IterativeScan): LocalSettings {

@@ -200,3 +200,37 @@ describe('rag-bench planning', () => {
     },
   )
 })
+
+describe('rag-bench quantization', () => {
+  withServer('measures each option on the same corpus and names the cheapest that keeps recall@10 ≥ 0.98 per class', async () => {
+    const out = join(dir, 'quantization.json')
+    const plot = join(dir, 'quantization.svg')
+    const argv = ['quantization', '--pg', t.url!, '--chunks', '3000', '--tenant-mix', '2x1200+12x50', '--dim', '16', '--queries', '20']
+    const code = await ragBench([...argv, '--rerank', '2,8', '--json', out, '--plot', plot])
+    expect(stderr.join('')).not.toMatch(/rag-bench quantization: /)
+    expect(code).toBe(0)
+    const report = JSON.parse(readFileSync(out, 'utf8'))
+    expect(Object.keys(report).sort()).toEqual(['cheapest', 'config', 'machine', 'method', 'options', 'server'])
+    expect(report.options.map((o: { label: string }) => o.label)).toEqual([
+      'vector',
+      'vector + halfvec index',
+      'vector + binary index, rerank ×2',
+      'vector + binary index, rerank ×8',
+    ])
+    const [plain, half, binary2] = report.options
+    // The same corpus: the same heap; the quantized indexes are smaller.
+    expect(half.bytes.heap).toBe(plain.bytes.heap)
+    expect(half.bytes.hnsw).toBeLessThan(plain.bytes.hnsw)
+    expect(binary2.bytes.hnsw).toBeLessThan(half.bytes.hnsw)
+    for (const o of report.options) {
+      expect(o.build.indexes).toBe(2)
+      expect(o.classes.map((k: { cls: string }) => k.cls).sort()).toEqual(['medium', 'small'])
+      // Small tenants have no index: every option answers them exactly.
+      expect(o.classes.find((k: { cls: string }) => k.cls === 'small').recallAt10).toBe(1)
+    }
+    expect(report.cheapest.map((x: { cls: string }) => x.cls).sort()).toEqual(['medium', 'small'])
+    expect(readFileSync(plot, 'utf8').match(/aria-roledescription="point"/g)?.length).toBe(8)
+    const { rows } = await sql<{ present: boolean }>`select to_regnamespace('pgscale_quantization') is not null as present`.execute(t.db)
+    expect(rows[0]!.present).toBe(false)
+  })
+})

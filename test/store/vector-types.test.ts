@@ -132,6 +132,14 @@ describe('index quantization on a vector column', () => {
     }
   })
 
+  it('a tenant no index serves is answered exactly, not from its Hamming-nearest rows', async () => {
+    // 'small' has no index of its own and the binary store no shared one: ordering its rows by
+    // Hamming distance and re-ranking 50 of them would miss true neighbours.
+    for (const q of queryVectors(spec, 'small', 5)) {
+      expect(await binary.forTenant('small').search(q, { k: 10 })).toEqual(await binary.forTenant('small').exactSearch(q, { k: 10 }))
+    }
+  })
+
   it('exactSearch stays exact on the full vectors, whatever the index holds', async () => {
     const q = queryVectors(spec, 'small', 1)[0]!
     expect(await binary.forTenant('small').exactSearch(q, { k: 10 })).toEqual(await half.forTenant('small').exactSearch(q, { k: 10 }))
