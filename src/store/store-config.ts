@@ -48,7 +48,7 @@ export interface PgVectorStoreConfig {
    * How HNSW indexes hold the vectors. `quantization: 'halfvec'` indexes `embedding::halfvec(D)` (a
    * `vector` column, half the index); `'binary'` indexes `binary_quantize(embedding)::bit(D)` (1 bit
    * per dimension, Hamming) and `search` re-ranks `rerank × k` candidates by the exact distance on
-   * the full vectors, in one statement. Default `none`; `rerank` defaults to 4 under binary.
+   * the full vectors, in one statement. Default `none`; `rerank` defaults to 8 under binary.
    */
   index?: { quantization?: Quantization; rerank?: number }
 }

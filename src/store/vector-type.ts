@@ -125,8 +125,12 @@ export function resolveVectorOptions(
   return { vectorType: type, quantization, rerank }
 }
 
-/** Candidates per result `search` fetches through a binary-quantized index before re-ranking: k × this. */
-export const DEFAULT_RERANK = 4
+/**
+ * Candidates per result `search` fetches through a binary-quantized index before re-ranking: k ×
+ * this. Measured (rag-bench quantization, 384 dimensions, shared topics): recall@10 0.941 / 0.927
+ * with ×4 at 100k / 1M chunks, 0.981 / 0.983 with ×8, for 0.16 ms more p50.
+ */
+export const DEFAULT_RERANK = 8
 
 const f32 = new Float32Array(1)
 const u32 = new Uint32Array(f32.buffer)

@@ -73,7 +73,7 @@ describe('vectorSql: one place for the type, its opclass and the index expressio
 
   it('resolves defaults and refuses what pgvector does not have', () => {
     expect(resolveVectorOptions(undefined, undefined)).toEqual({ vectorType: 'vector', quantization: 'none', rerank: 1 })
-    expect(resolveVectorOptions('vector', { quantization: 'binary' })).toEqual({ vectorType: 'vector', quantization: 'binary', rerank: 4 })
+    expect(resolveVectorOptions('vector', { quantization: 'binary' })).toEqual({ vectorType: 'vector', quantization: 'binary', rerank: 8 })
     expect(() => resolveVectorOptions('bit', undefined)).toThrow(/vectorType/)
     expect(() => resolveVectorOptions('vector', { quantization: 'int8' })).toThrow(/quantization/)
     expect(() => resolveVectorOptions('vector', { rerank: 101 })).toThrow(/rerank/)
