@@ -2,6 +2,9 @@ import { writeFileSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgument, Option } from 'commander'
 import { PgScaleError, provision, PROVIDERS, type ProvisionedDatabase, type ProviderName } from '../src/index.js'
 import { redactUrl } from '../src/bench-kit.js'
+import { sql } from 'kysely'
+import { parseTenantMix, tenantsOf, TenantMixError } from '../bench/rag/tenant-mix.js'
+import type { TenantSize } from '../bench/synthetic/corpus.js'
 
 /** Options every bench CLI shares. */
 export interface CommonOptions {
@@ -59,6 +62,49 @@ export function ascendingIntList(name: string, max: number) {
     if (list.some((n, i) => i > 0 && n <= list[i - 1]!)) throw new CommanderInvalidArgument(`${name} must be ascending, e.g. 1,2,4,8`)
     return list
   }
+}
+
+/**
+ * The tenants of `--tenant-mix` scaled to `--chunks`; a malformed mix is a usage error (exit 2).
+ *
+ * ### Examples
+ * ```ts
+ * const tenants = tenantsOption('zipf:100', 100_000)
+ * ```
+ */
+export function tenantsOption(mix: string, chunks: number): TenantSize[] {
+  try {
+    return tenantsOf(parseTenantMix(mix), chunks)
+  } catch (err) {
+    if (err instanceof TenantMixError) throw Object.assign(err, { exitCode: 2 })
+    throw err
+  }
+}
+
+/**
+ * Registers the Ctrl-C cleanup of a bench that works in its own schema: drop it (unless `keep`),
+ * then stop the database.
+ *
+ * ### Examples
+ * ```ts
+ * dropSchemaOnInterrupt(onInterrupt, provisioned, 'pgscale_rag_load', o.keep)
+ * ```
+ */
+export function dropSchemaOnInterrupt(
+  onInterrupt: OnInterrupt,
+  provisioned: ProvisionedDatabase,
+  schema: string,
+  keep: boolean | undefined,
+): void {
+  onInterrupt(async () => {
+    if (!keep) {
+      await sql
+        .raw(`drop schema if exists ${schema} cascade`)
+        .execute(provisioned.db)
+        .catch(() => {})
+    }
+    await provisioned.stop()
+  })
 }
 
 /** Provisions the database the options ask for and says where it ran (stderr). */

@@ -1,12 +1,21 @@
 import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'commander'
-import { parseTenantMix, tenantsOf, TenantMixError } from '../bench/rag/tenant-mix.js'
 import { parseMix } from '../bench/rag/load/ladder-analysis.js'
 import { writeFileSync } from 'node:fs'
 import { ladderChart } from '../bench/rag/load/ladder-chart.js'
 import { renderLoadReport } from '../bench/rag/load/render-load-report.js'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { LOAD_SCHEMA, runLoadBench, type LoadBenchConfig } from '../bench/rag/load/run-load-bench.js'
-import { addCommonOptions, ascendingIntList, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import {
+  addCommonOptions,
+  ascendingIntList,
+  dropSchemaOnInterrupt,
+  tenantsOption,
+  positiveInt,
+  provisionFor,
+  runCli,
+  writeJson,
+  type CommonOptions,
+} from './common.js'
 
 interface LoadCliOptions extends CommonOptions {
   chunks: number
@@ -88,13 +97,7 @@ export async function ragLoad(argv: readonly string[]): Promise<number> {
   const program = ragLoadCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<LoadCliOptions>()
-    let tenants
-    try {
-      tenants = tenantsOf(parseTenantMix(o.tenantMix), o.chunks)
-    } catch (err) {
-      if (err instanceof TenantMixError) throw Object.assign(err, { exitCode: 2 })
-      throw err
-    }
+    const tenants = tenantsOption(o.tenantMix, o.chunks)
     const config: LoadBenchConfig = {
       tenants,
       mixLabel: o.tenantMix,
@@ -115,16 +118,7 @@ export async function ragLoad(argv: readonly string[]): Promise<number> {
     if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench load] ${line}\n`)
     const provisioned = await provisionFor(o, log)
-    onInterrupt(async () => {
-      if (!config.keep) {
-        const { sql } = await import('kysely')
-        await sql
-          .raw(`drop schema if exists ${LOAD_SCHEMA} cascade`)
-          .execute(provisioned.db)
-          .catch(() => {})
-      }
-      await provisioned.stop()
-    })
+    dropSchemaOnInterrupt(onInterrupt, provisioned, LOAD_SCHEMA, config.keep)
     try {
       const report = await runLoadBench(provisioned, config, log)
       if (o.json !== '-') console.log(renderLoadReport(report))

@@ -2,10 +2,19 @@ import { writeFileSync } from 'node:fs'
 import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'commander'
 import { quantizationChart, renderQuantizationReport } from '../bench/rag/quantization/render-quantization.js'
 import { QUANT_SCHEMA, runQuantizationBench, type QuantizationOption } from '../bench/rag/quantization/run-quantization-bench.js'
-import { parseTenantMix, tenantsOf, TenantMixError } from '../bench/rag/tenant-mix.js'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import type { Quantization, VectorType } from '../src/index.js'
-import { addCommonOptions, ascendingIntList, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import {
+  addCommonOptions,
+  ascendingIntList,
+  dropSchemaOnInterrupt,
+  tenantsOption,
+  positiveInt,
+  provisionFor,
+  runCli,
+  writeJson,
+  type CommonOptions,
+} from './common.js'
 
 interface QuantizationCliOptions extends CommonOptions {
   chunks: number
@@ -93,25 +102,11 @@ export async function ragQuantization(argv: readonly string[]): Promise<number> 
   const program = ragQuantizationCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<QuantizationCliOptions>()
-    let tenants
-    try {
-      tenants = tenantsOf(parseTenantMix(o.tenantMix), o.chunks)
-    } catch (err) {
-      if (err instanceof TenantMixError) throw Object.assign(err, { exitCode: 2 })
-      throw err
-    }
+    const tenants = tenantsOption(o.tenantMix, o.chunks)
     if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench quantization] ${line}\n`)
     const provisioned = await provisionFor(o, log)
-    onInterrupt(async () => {
-      const { sql } = await import('kysely')
-      if (!o.keep)
-        await sql
-          .raw(`drop schema if exists ${QUANT_SCHEMA} cascade`)
-          .execute(provisioned.db)
-          .catch(() => {})
-      await provisioned.stop()
-    })
+    dropSchemaOnInterrupt(onInterrupt, provisioned, QUANT_SCHEMA, o.keep)
     try {
       const report = await runQuantizationBench(
         provisioned.db,
