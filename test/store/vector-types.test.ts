@@ -140,6 +140,15 @@ describe('index quantization on a vector column', () => {
     }
   })
 
+  it('tiers and recall tuning work on quantized indexes: optimize() tunes the binary-indexed tenant to the target', async () => {
+    for (const store of [half, binary]) {
+      const report = await store.optimize({ ownIndexAbove: 1000, tuning: { sample: 40 } })
+      expect(report.alreadyIndexed).toContain('big')
+      const big = report.tuning.tenants.find((x) => x.tenantId === 'big')!
+      expect(big.path === 'exact' || big.recall >= big.requiredOnSample).toBe(true)
+    }
+  })
+
   it('exactSearch stays exact on the full vectors, whatever the index holds', async () => {
     const q = queryVectors(spec, 'small', 1)[0]!
     expect(await binary.forTenant('small').exactSearch(q, { k: 10 })).toEqual(await half.forTenant('small').exactSearch(q, { k: 10 }))
