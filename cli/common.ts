@@ -12,6 +12,7 @@ export interface CommonOptions {
   db: ProviderName | 'auto'
   json?: string
   keep?: boolean
+  citusWorkers?: number
 }
 
 /** What a CLI's main function receives: a way to register cleanup for Ctrl-C. */
@@ -30,6 +31,11 @@ export function addConnectionOptions(command: Command, defaultDb: ProviderName |
         .default(defaultDb),
     )
     .option('--json <file>', 'also write the report as JSON to FILE ("-" for stdout, which silences the human report)')
+    .option(
+      '--citus-workers <n>',
+      'with --db local: a Citus coordinator and N workers on loopback (Citus must be installed)',
+      positiveInt('--citus-workers', 16),
+    )
 }
 
 /** Adds the connection options and `--keep` to a command. */
@@ -108,13 +114,18 @@ export function dropSchemaOnInterrupt(
 }
 
 /** Provisions the database the options ask for and says where it ran (stderr). */
-export async function provisionFor(options: Pick<CommonOptions, 'pg' | 'db'>, log: (line: string) => void): Promise<ProvisionedDatabase> {
+export async function provisionFor(
+  options: Pick<CommonOptions, 'pg' | 'db' | 'citusWorkers'>,
+  log: (line: string) => void,
+): Promise<ProvisionedDatabase> {
   const provider = options.pg ? 'url' : options.db
-  const provisioned = await provision({ provider, url: options.pg })
+  const citus = options.citusWorkers === undefined ? undefined : { workers: options.citusWorkers }
+  const provisioned = await provision({ provider, url: options.pg, citus })
   const { info } = provisioned
   for (const s of info.skipped) log(`skipped ${s.provider}: ${s.reason}`)
   log(
-    `running on ${info.provider}${provisioned.url ? ` (${redactUrl(provisioned.url)})` : ''}: PostgreSQL ${info.serverVersion}, pgvector ${info.pgvectorVersion}`,
+    `running on ${info.provider}${provisioned.url ? ` (${redactUrl(provisioned.url)})` : ''}: PostgreSQL ${info.serverVersion}, pgvector ${info.pgvectorVersion}` +
+      (info.citus ? `, Citus ${info.citus.version} with ${info.citus.workers} worker(s)` : ''),
   )
   return provisioned
 }

@@ -1,4 +1,4 @@
-import { PgScaleError } from '../errors.js'
+import { InvalidArgumentError, PgScaleError } from '../errors.js'
 import { redactUrl } from './connect.js'
 import type { ProviderCheck, Provisioned, ProvisionedDatabase, ProvisionOptions, SkippedProvider } from './providers/provider.js'
 import { BUILT_IN_PROVIDERS, providerNamed, providers, type ProviderName } from './providers/registry.js'
@@ -47,6 +47,11 @@ export const PROVIDERS = ['auto', ...BUILT_IN_PROVIDERS.map((p) => p.name)] as r
  */
 export async function provision(options: ProvisionOptions = {}): Promise<ProvisionedDatabase> {
   const name = options.provider ?? 'auto'
+  if (options.citus !== undefined && name !== 'local') {
+    throw new InvalidArgumentError(
+      `citus: { workers } starts a Citus cluster with the local provider only (got provider "${name}"); for an existing coordinator pass its URL with provider "url"`,
+    )
+  }
   if (name !== 'auto') return withSkipped(await providerNamed(name).start(options), [])
   const skipped: SkippedProvider[] = []
   const candidates = providers().filter((p) => p.auto !== 'never')

@@ -23,6 +23,8 @@ export interface ServerInfo {
   settings: Record<string, string>
   /** For `container`: the engine that ran it and the image. */
   container?: { engine: 'docker' | 'podman'; image: string }
+  /** When the server is a Citus coordinator: Citus's version and its active worker nodes. */
+  citus?: { version: string; workers: number }
 }
 
 /** Compares dotted versions numerically: `compareVersions('0.10.0', '0.8.1') > 0`. */
@@ -114,5 +116,15 @@ export async function readServerInfo(db: Database, provider: string): Promise<Se
     serverVersionNum,
     pgvectorVersion: (await installedVectorVersion(db)) ?? 'none',
     settings,
+    ...(await citusInfo(db)),
   }
+}
+
+/** Citus's version and active worker count, when the extension is installed. */
+async function citusInfo(db: Database): Promise<Pick<ServerInfo, 'citus'>> {
+  const { rows } = await sql<{ v: string }>`select extversion as v from pg_extension where extname = 'citus'`.execute(db)
+  if (!rows[0]) return {}
+  const { rows: nodes } = await sql<{ n: number }>`
+    select count(*)::int as n from pg_dist_node where noderole = 'primary' and isactive and groupid <> 0`.execute(db)
+  return { citus: { version: rows[0].v, workers: nodes[0]?.n ?? 0 } }
 }

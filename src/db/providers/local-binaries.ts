@@ -10,6 +10,8 @@ export interface LocalBinaries {
   major: number
   /** pgvector's `default_version` from its control file. */
   vectorVersion: string
+  /** Citus's `default_version`, when its extension files are installed for this server. */
+  citusVersion?: string
 }
 
 /** The result of looking: binaries, or the reason none can be used. */
@@ -83,7 +85,12 @@ export function findLocalBinaries(binDir?: string): LocalBinariesLookup {
       continue
     }
     const vectorVersion = /default_version\s*=\s*'([^']+)'/.exec(readFileSync(control, 'utf8'))?.[1] ?? '0'
-    found.push({ binDir, major, vectorVersion })
+    const citusControl = join(shareDir!, 'extension', 'citus.control')
+    const citusVersion =
+      existsSync(citusControl) && libDir && existsSync(join(libDir, 'citus.so'))
+        ? /default_version\s*=\s*'([^']+)'/.exec(readFileSync(citusControl, 'utf8'))?.[1]
+        : undefined
+    found.push({ binDir, major, vectorVersion, ...(citusVersion ? { citusVersion } : {}) })
   }
   found.sort((a, b) => b.major - a.major)
   const best = found[0]

@@ -106,8 +106,12 @@ function waitForReady(child: ChildProcess, logOf: () => string, timeoutMs: numbe
  * await cluster.stop()
  * ```
  */
-export async function startLocalCluster(binaries: LocalBinaries, settings: ServerSettings): Promise<LocalCluster> {
-  const cluster = initCluster(binaries)
+export async function startLocalCluster(
+  binaries: LocalBinaries,
+  settings: ServerSettings,
+  options: { /** The superuser's password; default generated. Nodes of one Citus cluster share one. */ password?: string } = {},
+): Promise<LocalCluster> {
+  const cluster = initCluster(binaries, options.password)
   const { dir, dataDir, password } = cluster
   let lastError: unknown
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -153,7 +157,7 @@ interface RunningServer {
 }
 
 /** `initdb` into a fresh temporary directory, owned by `postgres` when running as root. */
-function initCluster(binaries: LocalBinaries): InitializedCluster {
+function initCluster(binaries: LocalBinaries, givenPassword?: string): InitializedCluster {
   const owner = postgresUser()
   const dir = mkdtempSync(join(tmpdir(), 'pgscale-local-'))
   if (owner) chownSync(dir, owner.uid, owner.gid)
@@ -161,7 +165,7 @@ function initCluster(binaries: LocalBinaries): InitializedCluster {
   const spawnAs = owner ? { uid: owner.uid, gid: owner.gid } : {}
   // A generated password (scram-sha-256 on TCP and on the socket): another local user who finds
   // the port is not a superuser of the cluster.
-  const password = randomBytes(18).toString('hex')
+  const password = givenPassword ?? randomBytes(18).toString('hex')
   const pwfile = join(dir, 'pwfile')
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 })
   if (owner) chownSync(pwfile, owner.uid, owner.gid)

@@ -1,6 +1,7 @@
 import { ProviderUnavailableError } from '../../errors.js'
 import { connect } from '../connect.js'
 import { findLocalBinaries } from './local-binaries.js'
+import { startCitusCluster } from './citus-cluster.js'
 import { startLocalCluster } from './local-cluster.js'
 import { DEFAULT_SERVER_SETTINGS, describeProvisioned, type Provider } from './provider.js'
 
@@ -15,7 +16,10 @@ export const localProvider: Provider = {
   async start(options) {
     const found = findLocalBinaries(options.pgBin)
     if (!found.ok) throw new ProviderUnavailableError('local', `provider "local" is unavailable: ${found.reason}`)
-    const cluster = await startLocalCluster(found.binaries, { ...DEFAULT_SERVER_SETTINGS, ...options.settings })
+    const settings = { ...DEFAULT_SERVER_SETTINGS, ...options.settings }
+    const cluster = options.citus
+      ? await startCitusCluster(found.binaries, settings, options.citus.workers)
+      : await startLocalCluster(found.binaries, settings)
     const db = await connect(cluster.url, { maxConnections: options.maxConnections }).catch(async (err: unknown) => {
       await cluster.stop()
       throw err

@@ -40,6 +40,11 @@ export interface ProvisionOptions {
   image?: string
   /** For `local`: the directory with `initdb` and `postgres`. Default: the newest install found. */
   pgBin?: string
+  /**
+   * For `local`: a Citus coordinator with this many workers on loopback instead of one server
+   * (Citus must be installed for the server; otherwise a `ProviderUnavailableError` says how).
+   */
+  citus?: { workers: number }
 }
 
 /** Whether a provider can be used here, and if not, why (with the fix). */
