@@ -38,7 +38,10 @@ export function renderHeader(h: ReportHeader): string {
   const lines = [
     `${h.bench} — ${h.startedAt}`,
     `machine:    ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}`,
-    `database:   ${h.server.provider}: PostgreSQL ${h.server.serverVersion}, pgvector ${h.server.pgvectorVersion}`,
+    `database:   ${h.server.provider}: PostgreSQL ${h.server.serverVersion}, pgvector ${h.server.pgvectorVersion}` +
+      (h.server.citus
+        ? `, Citus ${h.server.citus.version} (${h.server.citus.workers} workers; pgscale's tables are not distributed yet)`
+        : ''),
     `settings:   ${settings}`,
     `parameters: ${Object.entries(h.parameters)
       .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)

@@ -65,6 +65,10 @@ async function prepareNode(url: string, password: string): Promise<void> {
   try {
     await sql`create extension if not exists citus`.execute(db)
     await sql`create extension if not exists vector`.execute(db)
+    // Nodes talk over loopback only: no TLS (Citus's default, sslmode=require, had libpq in the
+    // server look for client certificates in the invoking user's home).
+    await sql`alter system set citus.node_conninfo = 'sslmode=disable'`.execute(db)
+    await sql`select pg_reload_conf()`.execute(db)
     await sql`insert into pg_dist_authinfo (nodeid, rolename, authinfo) values (0, 'postgres', ${`password=${password}`})`.execute(db)
   } finally {
     await db.close()
