@@ -229,13 +229,16 @@ export class Database<DB = any> extends Kysely<DB> {
    * ```
    */
   async queryWithSettings<R>(text: string, params: readonly InlineValue[], settings: LocalSettings): Promise<R[]> {
-    if (!this.sendsOneMessage) {
+    // On Citus (13.0) a query in the same message as propagated SET LOCALs failed on the workers
+    // ("cannot execute a distributed query from a query on a shard"); the settings then go first,
+    // the query after, in one transaction.
+    const citus = Object.keys(settings).length > 0 && (await this.hasCitus())
+    if (!this.sendsOneMessage || citus) {
       return this.withTransactionConnection(async (conn) => (await conn.executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows, {
         settings,
         readOnly: true,
       })
     }
-    const citus = await this.hasCitus()
     // Read-only like the fallback's savepoint: the message can change nothing, whatever it holds.
     const message = settingsMessage(settings, citus, inlineParameters(text, params))
     const conn = await this.#driver.acquireConnection()

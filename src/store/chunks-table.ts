@@ -44,7 +44,7 @@ export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationSt
       // 2: per-tenant search settings chosen by optimize({ targetRecall }) (src/store/tenant-tuning.ts).
       async up(trx) {
         await sql`create table if not exists ${sql.raw(tuningTable(config))} (
-            tenant_id text not null primary key,
+            tenant_id text collate "C" not null primary key,
             ef_search integer,
             exact boolean not null default false,
             rows_at_tuning integer not null,

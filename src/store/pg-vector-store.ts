@@ -13,6 +13,7 @@ import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig 
 import { renderStatements, type StoreStatements } from './store-sql.js'
 import { hnswIndexDdl, tenantPartition } from './hnsw-ddl.js'
 import { TenantStore } from './tenant-store.js'
+import { distributeStore } from './citus-distribution.js'
 import { IndexedTenants } from './indexed-tenants.js'
 import { TuningCache, type TenantTuning } from './tenant-tuning.js'
 import { measureStoreRecall, type MeasureRecallOptions, type MeasureRecallResult } from './measure-recall.js'
@@ -91,6 +92,7 @@ export class PgVectorStore {
         `${resolved.qualified}.embedding is ${resolved.vectorType}(${dims ?? '?'}), the store is configured with ${resolved.dimensions} dimensions`,
       )
     }
+    await distributeStore(db, resolved)
     const store = new PgVectorStore(db, resolved)
     await store.#tuning.reload()
     return store

@@ -51,6 +51,12 @@ export interface PgVectorStoreConfig {
    * the full vectors, in one statement. Default `none`; `rerank` defaults to 8 under binary.
    */
   index?: { quantization?: Quantization; rerank?: number }
+  /**
+   * On a Citus coordinator: distribute the table by `tenant_id` (`create_distributed_table`, the
+   * tuning table colocated with it), so each tenant's statements route to one shard. Idempotent;
+   * an existing table is distributed when opened with it. Needs Citus; not with `partitions`.
+   */
+  distributed?: boolean | { shardCount?: number }
 }
 
 /** The validated, complete configuration. */
@@ -76,6 +82,8 @@ export interface ResolvedStoreConfig {
   fullText: boolean
   /** Hash partitions by tenant; 0: one table. */
   partitions: number
+  /** Citus distribution by tenant_id (shard count, or the cluster's default), or none. */
+  distributed: false | { shardCount?: number }
 }
 
 const DISTANCES: readonly Distance[] = ['cosine', 'l2', 'inner_product']
@@ -110,6 +118,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
   const partitions = config.partitions ?? 0
   if (partitions !== 0) assertIntegerIn(partitions, 2, MAX_PARTITIONS, 'partitions')
   const { vectorType, quantization, rerank } = resolveVectorOptions(config.vectorType, config.index)
+  const distributed = resolveDistribution(config.distributed, partitions)
   const vectors = vectorSql(vectorType, quantization, distance, dimensions)
   return {
     schema,
@@ -128,7 +137,19 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
     defaultEfSearch,
     fullText,
     partitions,
+    distributed,
   }
+}
+
+function resolveDistribution(value: PgVectorStoreConfig['distributed'], partitions: number): ResolvedStoreConfig['distributed'] {
+  if (value === undefined || value === false) return false
+  if (partitions > 0)
+    throw new InvalidArgumentError('distributed and partitions cannot be combined: Citus shards the table by tenant already')
+  if (value === true) return {}
+  if (value === null || typeof value !== 'object')
+    throw new InvalidArgumentError(`distributed must be true, false or { shardCount }, got ${JSON.stringify(value)}`)
+  if (value.shardCount !== undefined) assertIntegerIn(value.shardCount, 1, 64_000, 'distributed.shardCount')
+  return value.shardCount === undefined ? {} : { shardCount: value.shardCount }
 }
 
 /** `hnsw.ef_search` accepts 1..1000. */

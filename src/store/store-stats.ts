@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import { storeRelations } from './store-catalog.js'
+import { distributedSizes } from './citus-distribution.js'
 
 /** Sizes of the store's table and indexes. */
 export interface StoreStats {
@@ -34,6 +35,20 @@ export async function storeStats(db: Database, config: ResolvedStoreConfig): Pro
         where c.oid = i.oid or c.oid in (select relid from pg_partition_tree(i.oid)))::text as bytes
     from pg_index x join pg_class i on i.oid = x.indexrelid
     where x.indrelid in ${storeRelations(config)} and not i.relispartition order by i.relname`.execute(db)
+  const distributed = await distributedSizes(db, config)
+  if (distributed) {
+    // On Citus the coordinator's table is an empty shell: the sizes are the shards', summed.
+    return {
+      rows: counts[0]?.rows ?? 0,
+      tenants: counts[0]?.tenants ?? 0,
+      bytes: {
+        heap: distributed.heap,
+        toast: distributed.toast,
+        indexes: { 'all indexes, every shard': distributed.indexes },
+        total: distributed.total,
+      },
+    }
+  }
   return {
     rows: counts[0]?.rows ?? 0,
     tenants: counts[0]?.tenants ?? 0,

@@ -1,0 +1,82 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { InvalidArgumentError, PgVectorStore, provision, type ProvisionedDatabase } from '../../src/index.js'
+import { findLocalBinaries, renderStatements, toVectorLiteral } from '../../src/bench-kit.js'
+import { generateCorpus, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
+import { useTestDatabase } from '../support/test-database.js'
+
+/**
+ * The store distributed on Citus (opt-in: PGSCALE_TEST_CITUS_WORKERS=N with Citus installed; CI has
+ * no Citus). Without Citus, `distributed: true` is a typed error — checked on every run.
+ */
+const t = useTestDatabase()
+const found = findLocalBinaries()
+const workers = Number(process.env.PGSCALE_TEST_CITUS_WORKERS ?? 0)
+const citusRun = found.ok && found.binaries.citusVersion !== undefined && workers > 0
+const spec: CorpusSpec = {
+  seed: 'citus',
+  dim: 16,
+  tenants: [
+    { id: 'acme', chunks: 600 },
+    { id: 'globex', chunks: 300 },
+  ],
+}
+
+describe('distributed: true', () => {
+  it('without Citus on the server: an InvalidArgumentError that says why', async () => {
+    const hasCitus = await t.db.hasCitus()
+    if (hasCitus) return
+    await expect(PgVectorStore.open(t.db, { table: 'not_distributed', dimensions: 4, distributed: true })).rejects.toThrow(
+      /only be distributed on a Citus coordinator/,
+    )
+    await expect(PgVectorStore.open(t.db, { table: 'x', dimensions: 4, distributed: true, partitions: 4 })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
+  })
+})
+
+describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
+  let p: ProvisionedDatabase
+  let store: PgVectorStore
+  beforeAll(async () => {
+    p = await provision({ provider: 'local', citus: { workers } })
+    store = await PgVectorStore.open(p.db, { table: 'dist_chunks', dimensions: spec.dim, distributed: { shardCount: 8 } })
+    await store.bulkIngest(generateCorpus(spec))
+  }, 120_000)
+  afterAll(() => p?.stop())
+
+  it('distributes the table and its tuning table by tenant_id, colocated; opening again changes nothing', async () => {
+    const { rows } = await sql<{ rel: string; col: number }>`
+      select logicalrelid::text as rel, colocationid as col from pg_dist_partition order by 1`.execute(p.db)
+    expect(rows.map((r) => r.rel)).toEqual(['dist_chunks', 'dist_chunks_tenant_tuning'])
+    expect(new Set(rows.map((r) => r.col)).size).toBe(1)
+    await PgVectorStore.open(p.db, { table: 'dist_chunks', dimensions: spec.dim, distributed: { shardCount: 8 } })
+    const stats = await store.stats()
+    expect(stats.rows).toBe(900)
+    expect(stats.bytes.heap).toBeGreaterThan(0)
+  })
+
+  it('search, exactSearch, replaceDocument and deleteDocument answer per tenant, routed to one shard', async () => {
+    const acme = store.forTenant('acme')
+    for (const q of queryVectors(spec, 'acme', 3)) {
+      const exact = await acme.exactSearch(q, { k: 10 })
+      expect(exact).toHaveLength(10)
+      expect((await acme.search(q, { k: 10 }))[0]!.distance).toBeCloseTo(exact[0]!.distance, 6)
+    }
+    await acme.replaceDocument('acme/doc-0', [
+      { content: 'rewritten', embedding: Array.from({ length: spec.dim }, (_, i) => (i === 1 ? 1 : 0)) },
+    ])
+    expect(await acme.deleteDocument('acme/doc-1')).toBeGreaterThan(0)
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from dist_chunks where tenant_id = 'acme'`.execute(p.db)
+    expect(rows[0]!.n).toBe(600 - 20 - 20 + 1)
+    const plan = await sql<{ 'QUERY PLAN': string }>`explain ${sql.raw(
+      renderStatements(store.config)
+        .search.replace('$1', `'acme'`)
+        .replace(/\$2/g, `'${toVectorLiteral(queryVectors(spec, 'acme', 1)[0]!)}'`)
+        .replace(/\$3/g, '10'),
+    )}`.execute(p.db)
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Task Count: 1\b/)
+    const globex = await store.forTenant('globex').exactSearch(queryVectors(spec, 'acme', 1)[0]!, { k: 50 })
+    expect(globex.every((r) => r.documentId.startsWith('globex/'))).toBe(true)
+  })
+})
