@@ -89,12 +89,39 @@ export async function explain(
 export function planNodes(plan: Plan | PlanNode): PlanNode[] {
   const root = 'Plan' in plan && typeof plan.Plan === 'object' ? (plan as Plan).Plan : (plan as PlanNode)
   const out: PlanNode[] = []
-  const walk = (node: PlanNode) => {
-    out.push(node)
-    for (const child of node.Plans ?? []) walk(child)
+  const walk = (node: PlanNode, onShard: boolean) => {
+    out.push(onShard ? withoutShardSuffix(node) : node)
+    for (const child of node.Plans ?? []) walk(child, onShard)
+    for (const remote of remotePlans(node)) walk(remote, true)
   }
-  walk(root)
+  walk(root, false)
   return out
+}
+
+/**
+ * The workers' plans inside a Citus distributed plan (`Custom Scan (Citus Adaptive)` → `Distributed
+ * Query` → `Job` → `Tasks[]` → `Remote Plan`), so the same plan assertions see the shard's index scan.
+ */
+function remotePlans(node: PlanNode): PlanNode[] {
+  const job = (node as { 'Distributed Query'?: { Job?: { Tasks?: Array<{ 'Remote Plan'?: unknown }> } } })['Distributed Query']?.Job
+  const plans: PlanNode[] = []
+  for (const task of job?.Tasks ?? []) {
+    const remote = task['Remote Plan']
+    const groups = Array.isArray(remote) ? remote.flat() : []
+    for (const entry of groups) {
+      const inner = (entry as { Plan?: PlanNode } | undefined)?.Plan
+      if (inner && typeof inner === 'object') plans.push(inner)
+    }
+  }
+  return plans
+}
+
+/** A shard's node with its relation and index named as on the coordinator (`chunks_102008` → `chunks`). */
+function withoutShardSuffix(node: PlanNode): PlanNode {
+  const copy = { ...node } as PlanNode & { 'Relation Name'?: string }
+  if (copy['Index Name']) copy['Index Name'] = copy['Index Name'].replace(/_\d+$/, '')
+  if (copy['Relation Name']) copy['Relation Name'] = copy['Relation Name'].replace(/_\d+$/, '')
+  return copy
 }
 
 /**

@@ -1,7 +1,15 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { InvalidArgumentError, PgVectorStore, provision, type ProvisionedDatabase } from '../../src/index.js'
-import { findLocalBinaries, renderStatements, toVectorLiteral } from '../../src/bench-kit.js'
+import {
+  expectPlan,
+  explain,
+  indexesUsed,
+  InvalidArgumentError,
+  PgVectorStore,
+  provision,
+  type ProvisionedDatabase,
+} from '../../src/index.js'
+import { findLocalBinaries, renderStatements, tenantIndexName, toVectorLiteral } from '../../src/bench-kit.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { useTestDatabase } from '../support/test-database.js'
 
@@ -76,6 +84,17 @@ describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
         .replace(/\$3/g, '10'),
     )}`.execute(p.db)
     expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Task Count: 1\b/)
+    // explain() looks inside the distributed plan: the worker's index scan, named as on the coordinator.
+    await store.createTenantIndex('acme')
+    const routed = await explain(p.db, renderStatements(store.config).search, [
+      'acme',
+      toVectorLiteral(queryVectors(spec, 'acme', 1)[0]!),
+      10,
+    ])
+    // (600 chunks: the planner may prefer the primary key and a sort to the tenant's own index.)
+    const used = indexesUsed(routed)
+    expect(used.some((name) => [tenantIndexName('dist_chunks', 'acme'), 'dist_chunks_pkey'].includes(name))).toBe(true)
+    expectPlan(routed).not.toUse('dist_chunks_embedding_hnsw')
     const globex = await store.forTenant('globex').exactSearch(queryVectors(spec, 'acme', 1)[0]!, { k: 50 })
     expect(globex.every((r) => r.documentId.startsWith('globex/'))).toBe(true)
   })
