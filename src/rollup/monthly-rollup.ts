@@ -1,3 +1,4 @@
+import { distributeRollup } from './rollup-distribution.js'
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
 import { Database } from '../db/database.js'
 import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError } from '../errors.js'
@@ -94,6 +95,21 @@ export class MonthlyRollup {
       this.#statements.set(atKind, statements)
     }
     return statements
+  }
+
+  /**
+   * On a Citus coordinator: distributes the rollup's table by tenant, colocated with its source
+   * (which must be distributed by the rollup's tenant column), so refresh, rebuild and read of a
+   * tenant route to one shard. Idempotent; typed errors otherwise.
+   *
+   * ### Examples
+   * ```ts
+   * await sql`select create_distributed_table('expenses', 'tenant_id')`.execute(db)
+   * await rollup.distribute(db)
+   * ```
+   */
+  distribute(db: Kysely<any>): Promise<void> {
+    return distributeRollup(db, this.#parts)
   }
 
   /** The validated parts the statements are built from (for plan tests and benches). */

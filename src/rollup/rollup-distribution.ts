@@ -1,0 +1,37 @@
+import { sql, type Kysely } from 'kysely'
+import { InvalidArgumentError } from '../errors.js'
+import type { RollupParts } from './rollup-sql.js'
+
+/**
+ * Distributes a rollup's table on a Citus coordinator, colocated with its source: the source must
+ * already be distributed by the rollup's tenant column, so a bucket's refresh (its source rows and
+ * its rollup rows) routes to one shard. Idempotent. Typed errors: no Citus, a source that is not
+ * distributed, or distributed by another column.
+ *
+ * ### Examples
+ * ```ts
+ * await distributeRollup(db, rollup.parts)
+ * ```
+ */
+export async function distributeRollup(db: Kysely<any>, parts: Pick<RollupParts, 'source' | 'target' | 'tenant'>): Promise<void> {
+  const { rows: citus } = await sql<{ on: boolean }>`select exists (select 1 from pg_extension where extname = 'citus') as on`.execute(db)
+  if (!citus[0]?.on) throw new InvalidArgumentError(`distribute: ${parts.target.qualified} can only be distributed on a Citus coordinator`)
+  const { rows } = await sql<{ column: string | null }>`
+    select column_to_column_name(logicalrelid, partkey) as column from pg_dist_partition
+    where logicalrelid = to_regclass(${parts.source})`.execute(db)
+  const column = rows[0]?.column
+  if (column === undefined) {
+    throw new InvalidArgumentError(
+      `distribute: the source ${parts.source} is not distributed; distribute it by ${parts.tenant} first (create_distributed_table)`,
+    )
+  }
+  if (column !== parts.tenant) {
+    throw new InvalidArgumentError(
+      `distribute: the source ${parts.source} is distributed by ${String(column)}, not by the rollup's tenant column ${parts.tenant}`,
+    )
+  }
+  const { rows: done } = await sql<{ done: boolean }>`
+    select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${parts.target.qualified})) as done`.execute(db)
+  if (done[0]?.done) return
+  await sql`select create_distributed_table(${parts.target.qualified}, 'tenant_id', colocate_with => ${parts.source})`.execute(db)
+}
