@@ -300,13 +300,10 @@ export class Database<DB = any> extends Kysely<DB> {
 
   /** Whether the Citus extension is installed (checked once, then cached). */
   hasCitus(): Promise<boolean> {
-    this.#citus ??= sql<{ citus: boolean }>`select exists (select 1 from pg_extension where extname = 'citus') as citus`
-      .execute(this)
-      .then((r) => r.rows[0]?.citus === true)
-      .catch((err: unknown) => {
-        this.#citus = undefined
-        throw err
-      })
+    this.#citus ??= hasCitusExtension(this).catch((err: unknown) => {
+      this.#citus = undefined
+      throw err
+    })
     return this.#citus
   }
 
@@ -315,4 +312,18 @@ export class Database<DB = any> extends Kysely<DB> {
     this.#closed ??= this.destroy()
     return this.#closed
   }
+}
+
+/**
+ * Whether the Citus extension is installed in the database behind `db` (any Kysely handle; a
+ * {@link Database} caches it in `hasCitus()`).
+ *
+ * ### Examples
+ * ```ts
+ * if (await hasCitusExtension(appKysely)) await rollup.distribute(appKysely)
+ * ```
+ */
+export async function hasCitusExtension(db: Kysely<any>): Promise<boolean> {
+  const { rows } = await sql<{ citus: boolean }>`select exists (select 1 from pg_extension where extname = 'citus') as citus`.execute(db)
+  return rows[0]?.citus === true
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely'
+import { hasCitusExtension } from '../db/database.js'
 import { InvalidArgumentError } from '../errors.js'
 import type { RollupParts } from './rollup-sql.js'
 
@@ -14,8 +15,8 @@ import type { RollupParts } from './rollup-sql.js'
  * ```
  */
 export async function distributeRollup(db: Kysely<any>, parts: Pick<RollupParts, 'source' | 'target' | 'tenant'>): Promise<void> {
-  const { rows: citus } = await sql<{ on: boolean }>`select exists (select 1 from pg_extension where extname = 'citus') as on`.execute(db)
-  if (!citus[0]?.on) throw new InvalidArgumentError(`distribute: ${parts.target.qualified} can only be distributed on a Citus coordinator`)
+  if (!(await hasCitusExtension(db)))
+    throw new InvalidArgumentError(`distribute: ${parts.target.qualified} can only be distributed on a Citus coordinator`)
   const { rows } = await sql<{ column: string | null }>`
     select column_to_column_name(logicalrelid, partkey) as column from pg_dist_partition
     where logicalrelid = to_regclass(${parts.source})`.execute(db)

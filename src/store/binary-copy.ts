@@ -75,13 +75,8 @@ export class BinaryCopyWriter {
   /** A pgvector `vector` field: int16 dimensions, int16 unused, float4 values, big-endian. */
   vector(values: ArrayLike<number>): this {
     const n = values.length
-    this.#ensure(8 + 4 * n)
+    let p = this.#vectorHeader(n, 4)
     const view = this.#view
-    let p = this.#pos
-    view.setInt32(p, 4 + 4 * n)
-    view.setInt16(p + 4, n)
-    view.setInt16(p + 6, 0)
-    p += 8
     for (let i = 0; i < n; i++, p += 4) view.setFloat32(p, values[i]!)
     this.#pos = p
     return this
@@ -90,16 +85,21 @@ export class BinaryCopyWriter {
   /** A pgvector `halfvec` field: int16 dimensions, int16 unused, IEEE half-precision values, big-endian. */
   halfvec(values: ArrayLike<number>): this {
     const n = values.length
-    this.#ensure(8 + 2 * n)
+    let p = this.#vectorHeader(n, 2)
     const view = this.#view
-    let p = this.#pos
-    view.setInt32(p, 4 + 2 * n)
-    view.setInt16(p + 4, n)
-    view.setInt16(p + 6, 0)
-    p += 8
     for (let i = 0; i < n; i++, p += 2) view.setUint16(p, halfBits(values[i]!))
     this.#pos = p
     return this
+  }
+
+  /** Room for a vector field of `n` values of `bytes` each, its length and header written; returns where the values go. */
+  #vectorHeader(n: number, bytes: number): number {
+    this.#ensure(8 + bytes * n)
+    const p = this.#pos
+    this.#view.setInt32(p, 4 + bytes * n)
+    this.#view.setInt16(p + 4, n)
+    this.#view.setInt16(p + 6, 0)
+    return p + 8
   }
 
   /** The trailer that ends the data. */

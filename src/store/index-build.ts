@@ -153,8 +153,7 @@ export async function buildIndex(
   const seconds = (performance.now() - started) / 1000
   const bytes = (await indexBytes(db, index.schema, index.name)) ?? 0
   const warnings: string[] = capped.warning ? [capped.warning] : []
-  const { rows } = await sql<{ mwm: string }>`select current_setting('maintenance_work_mem') as mwm`.execute(db)
-  const mwm = typeof settings.maintenance_work_mem === 'string' ? settings.maintenance_work_mem : (rows[0]?.mwm ?? '')
+  const mwm = await buildMemory(db, settings)
   const mwmBytes = parseMemory(mwm)
   if (bytes > mwmBytes) {
     warnings.push(
@@ -165,6 +164,13 @@ export async function buildIndex(
   }
   options.onProgress?.({ phase: 'done', tuplesDone: 0, tuplesTotal: 0, blocksDone: 0, blocksTotal: 0, elapsedMs: seconds * 1000 })
   return { index: index.name, built: true, seconds, bytes, warnings }
+}
+
+/** The `maintenance_work_mem` a build runs with: its own setting, else the server's (one query). */
+async function buildMemory(db: Database, settings: Record<string, string | number>): Promise<string> {
+  if (typeof settings.maintenance_work_mem === 'string') return settings.maintenance_work_mem
+  const { rows } = await sql<{ mwm: string }>`select current_setting('maintenance_work_mem') as mwm`.execute(db)
+  return rows[0]?.mwm ?? ''
 }
 
 /**
@@ -183,7 +189,7 @@ export async function capBuildMemory(
   const capMb = db.capabilities.maxBuildMemoryMb
   if (capMb === undefined) return { settings }
   const asked = typeof settings.maintenance_work_mem === 'string' ? settings.maintenance_work_mem : undefined
-  const current = asked ?? (await sql<{ mwm: string }>`select current_setting('maintenance_work_mem') as mwm`.execute(db)).rows[0]!.mwm
+  const current = await buildMemory(db, settings)
   if (!(parseMemory(current) > capMb * 1024 ** 2)) return { settings }
   const warning = asked
     ? `maintenanceWorkMem ${asked} was lowered to ${capMb}MB: this database (PGlite) keeps the memory of larger builds until it closes.`

@@ -119,6 +119,7 @@ export async function planUsesIndex(
     },
     { settings: { 'hnsw.ef_search': config.defaultEfSearch, 'hnsw.iterative_scan': 'relaxed_order' } },
   )
+  if (config.partitions === 0) return plan.includes(`"Index Name":"${index}"`)
   // A partitioned index shows in plans by the names of its partitions' indexes.
   const { rows } = await sql<{ name: string }>`
     select ${index}::text as name union
