@@ -64,6 +64,18 @@ describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
     expect(stats.bytes.heap).toBeGreaterThan(0)
   })
 
+  it('two openers distributing one new store at once: distributed once, both handles work', async () => {
+    const open = () => PgVectorStore.open(p.db, { table: 'dist_twice', dimensions: spec.dim, distributed: true })
+    const [a, b] = await Promise.all([open(), open()])
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_dist_partition where logicalrelid in ('dist_twice'::regclass, 'dist_twice_tenant_tuning'::regclass)`.execute(
+      p.db,
+    )
+    expect(rows[0]!.n).toBe(2)
+    await a.forTenant('x').replaceDocument('d', [{ content: 'a', embedding: new Array<number>(spec.dim).fill(0.5) }])
+    expect(await b.forTenant('x').exactSearch(new Array<number>(spec.dim).fill(0.5), { k: 1 })).toHaveLength(1)
+  })
+
   it('search, exactSearch, replaceDocument and deleteDocument answer per tenant, routed to one shard', async () => {
     const acme = store.forTenant('acme')
     for (const q of queryVectors(spec, 'acme', 3)) {

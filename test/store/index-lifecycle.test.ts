@@ -1,8 +1,9 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { DatabaseError, IndexBuildError, PgVectorStore } from '../../src/index.js'
+import { connect, DatabaseError, IndexBuildError, PgVectorStore } from '../../src/index.js'
 import { capBuildMemory, explainBuildFailure } from '../../src/bench-kit.js'
 import { generateCorpus, type CorpusSpec } from '../../bench/synthetic/corpus.js'
+import { itWithServer } from '../support/skip.js'
 import { useTestDatabase } from '../support/test-database.js'
 
 const t = useTestDatabase()
@@ -144,4 +145,39 @@ describe('index lifecycle', () => {
     const other = new DatabaseError({ message: 'x', code: '42P01' })
     expect(explainBuildFailure(other, {})).toBe(other)
   })
+})
+
+describe('the table maintenance lock of concurrent builds', () => {
+  itWithServer(t.target)(
+    'a concurrent build that fails (lock_timeout) releases it: the next concurrent build on the table proceeds, no INVALID index, the pool healthy',
+    async () => {
+      const timed = await connect({ connectionString: t.url!, options: '-c lock_timeout=200' }, { maxConnections: 2 })
+      const holder = await connect(t.url!, { maxConnections: 1 })
+      try {
+        const timedStore = await PgVectorStore.open(timed, { table: 'life_chunks', dimensions: spec.dim })
+        // Another session's SHARE UPDATE EXCLUSIVE lock: the concurrent build cannot take its own.
+        let release!: () => void
+        const released = new Promise<void>((resolve) => (release = resolve))
+        const held = holder.transaction(async (trx) => {
+          await sql`lock table life_chunks in share update exclusive mode`.execute(trx)
+          await released
+        })
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        const err = await timedStore.createTenantIndex('c', { concurrently: true }).catch((e: unknown) => e)
+        release()
+        await held
+        expect(err).toMatchObject({ sqlState: '55P03' })
+        // Had the failed build kept the table's maintenance lock, this one would wait for it forever.
+        const next = await timedStore.createTenantIndex('c', { concurrently: true })
+        expect(next.built).toBe(true)
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_index where indrelid = 'life_chunks'::regclass and not indisvalid`.execute(t.db)
+        expect(rows[0]!.n).toBe(0)
+        expect((await timedStore.forTenant('a').search(new Array<number>(spec.dim).fill(0.1), { k: 3 })).length).toBe(3)
+      } finally {
+        await holder.close()
+        await timed.close()
+      }
+    },
+  )
 })

@@ -114,6 +114,40 @@ describe('a partitioned store', () => {
     expect(await partitionOf(tenantIndexName('parted_chunks', 'large-a'))).toMatch(/^parted_chunks_p\d$/)
   })
 
+  it('two processes opening a new partitioned store at once: one table, every partition, both handles work', async () => {
+    const open = () => PgVectorStore.open(t.db, { table: 'parted_twice', dimensions: spec.dim, partitions: 3 })
+    const [a, b] = await Promise.all([open(), open()])
+    const { rows } = await sql<{
+      n: number
+    }>`select count(*)::int as n from pg_inherits where inhparent = 'parted_twice'::regclass`.execute(t.db)
+    expect(rows[0]!.n).toBe(3)
+    await a.forTenant('x').replaceDocument('d', [{ content: 'a', embedding: new Array<number>(spec.dim).fill(0.5) }])
+    expect(await b.forTenant('x').exactSearch(new Array<number>(spec.dim).fill(0.5), { k: 1 })).toHaveLength(1)
+  })
+
+  it("two 'rebuild' loads at once both land; one that fails after its drops leaves rows, indexes and pool as they were", async () => {
+    const indexes = async () =>
+      (
+        await sql<{ name: string; valid: boolean }>`
+          select c.relname as name, x.indisvalid as valid from pg_class c join pg_index x on x.indexrelid = c.oid
+          where x.indrelid in (select relid from pg_partition_tree('parted_chunks')) order by 1`.execute(t.db)
+      ).rows
+    const count = async () => (await sql<{ n: number }>`select count(*)::int as n from parted_chunks`.execute(t.db)).rows[0]!.n
+    const before = await indexes()
+    const rowsBefore = await count()
+    const load = (tenant: string) =>
+      parted.bulkIngest(generateCorpus({ ...spec, seed: tenant, tenants: [{ id: tenant, chunks: 100 }] }), { indexStrategy: 'rebuild' })
+    const [x, y] = await Promise.all([load('twin-1'), load('twin-2')])
+    expect([x.rows, y.rows]).toEqual([100, 100])
+    expect(await indexes()).toEqual(before)
+    const bad = [...generateCorpus({ ...spec, seed: 'bad', tenants: [{ id: 'bad', chunks: 40 }] })]
+    bad[20] = { ...bad[20]!, embedding: new Array<number>(spec.dim).fill(Number.NaN) }
+    await expect(parted.bulkIngest(bad, { indexStrategy: 'rebuild' })).rejects.toThrow()
+    expect(await indexes()).toEqual(before)
+    expect(await count()).toBe(rowsBefore + 200)
+    expect((await parted.bulkIngest(bad.slice(0, 20), { indexStrategy: 'rebuild' })).rows).toBe(20)
+  })
+
   it('reopening with other partitions is a SchemaMismatchError; a bad count is refused before anything is created', async () => {
     await expect(PgVectorStore.open(t.db, { table: 'parted_chunks', dimensions: spec.dim, partitions: 8 })).rejects.toBeInstanceOf(
       SchemaMismatchError,

@@ -55,6 +55,21 @@ describe('vectorType: halfvec', () => {
     expect(rows[0]!.n).toBe(0)
   })
 
+  it("eight concurrent replaces of one document leave exactly one writer's whole version", async () => {
+    const version = (w: number) =>
+      Array.from({ length: 2 + w }, (_, i) => ({
+        content: `w${w}-c${i}`,
+        embedding: Array.from({ length: DIM }, (_, d) => (d === w ? 1 : 0.01 * i)),
+      }))
+    await Promise.all(Array.from({ length: 8 }, (_, w) => store.forTenant('race').replaceDocument('doc', version(w))))
+    const { rows } = await sql<{ content: string }>`
+      select content from half_chunks where tenant_id = 'race' and document_id = 'doc' order by chunk_index`.execute(t.db)
+    const writers = new Set(rows.map((r) => r.content.split('-')[0]))
+    expect(writers.size).toBe(1)
+    const w = Number([...writers][0]!.slice(1))
+    expect(rows.map((r) => r.content)).toEqual(version(w).map((c) => c.content))
+  })
+
   it('builds a halfvec HNSW index, and search uses it with exact distances', async () => {
     await store.bulkIngest(generateCorpus(spec))
     await store.createTenantIndex('big')
