@@ -8,6 +8,8 @@ export {
   type DatabaseTransaction,
   type TransactionConnection,
   type TransactionOptions,
+  hasCitusExtension,
+  hasCitusShardNodes,
 } from './db/database.js'
 export type { LocalSettings } from './db/local-settings.js'
 export { migrate, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
@@ -24,7 +26,17 @@ export {
 export { ensureVectorExtension, MIN_PGVECTOR_VERSION, type ServerInfo } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'
 export { expectPlan, noSeqScan, renderPlan, usesIndex } from './plan/assertions.js'
-export { explain, indexesUsed, planNodes, planShape, type ExplainOptions, type Plan, type PlanNode } from './plan/explain.js'
+export {
+  citusTasks,
+  explain,
+  indexesUsed,
+  planNodes,
+  planShape,
+  type CitusTasks,
+  type ExplainOptions,
+  type Plan,
+  type PlanNode,
+} from './plan/explain.js'
 export {
   MonthlyRollup,
   type MonthlyRollupConfig,

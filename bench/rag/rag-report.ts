@@ -1,4 +1,5 @@
 import type { MeasureRecallResult, OptimizeResult } from '../../src/index.js'
+import type { CitusPlacementReport } from '../report/citus-placement.js'
 import type { ReportHeader } from '../report/header.js'
 import type { Percentiles } from '../report/stats.js'
 import type { PlanKind } from './plan-kind.js'
@@ -71,5 +72,7 @@ export interface RagBenchReport extends ReportHeader {
     waits: { samples: number; events: Record<string, number> }
   }
   findings?: string[]
+  /** On Citus: where a sampled tenant of each class lives and how its search ran (absent on plain PostgreSQL). */
+  citus?: CitusPlacementReport
   process: { peakRssMB: number; seconds: number }
 }

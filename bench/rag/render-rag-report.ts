@@ -1,3 +1,4 @@
+import { renderCitusPlacement } from '../report/citus-placement.js'
 import { renderHeader } from '../report/header.js'
 import { fmt } from '../report/stats.js'
 import { renderTable } from '../report/table.js'
@@ -28,6 +29,7 @@ export function renderRagReport(r: RagBenchReport): string {
     ...writesTable(r),
   ]
   if (r.findings?.length) out.push('7. findings', ...r.findings.map((f) => `  - ${f}`), '')
+  if (r.citus) out.push(...renderCitusPlacement(r.citus), '')
   out.push(`process: peak RSS ${r.process.peakRssMB} MB, ${fmt(r.process.seconds)} s in all`)
   return out.join('\n')
 }

@@ -1,5 +1,7 @@
 import { sql } from 'kysely'
 import { PgVectorStore, type ProvisionedDatabase } from '../../src/index.js'
+import { renderStatements } from '../../src/bench-kit.js'
+import { citusPlacement } from '../report/citus-placement.js'
 import { reportHeader } from '../report/header.js'
 import type { CorpusSpec } from '../synthetic/corpus.js'
 import { directorySource, syntheticSource } from './bench-source.js'
@@ -12,7 +14,7 @@ import { searchPhase } from './phases/search.js'
 import { writesPhase } from './phases/writes.js'
 import type { RagBenchConfig } from './rag-bench-config.js'
 import type { Phase, RagBenchReport, TenantClass } from './rag-report.js'
-import { BENCH_SCHEMA, BENCH_TABLE, newRagRun, type RagRun } from './rag-run.js'
+import { BENCH_SCHEMA, BENCH_TABLE, K, newRagRun, type RagRun } from './rag-run.js'
 import { tenantClass } from './tenant-classes.js'
 
 export { BENCH_SCHEMA } from './rag-run.js'
@@ -59,9 +61,26 @@ export async function runRagBench(
   await ingestPhase(run)
   for (const [phase, step] of PHASE_STEPS) if (c.phases.has(phase)) await step(run)
   if (c.phases.has('findings')) report.findings = ragFindings(report)
+  report.citus = await citusSearchPlacement(run)
   if (!c.keep) await sql.raw(`drop schema if exists ${BENCH_SCHEMA} cascade`).execute(db)
   report.process = { peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024), seconds: (performance.now() - started) / 1000 }
   return report
+}
+
+/**
+ * On Citus (the store's table distributed): for one sampled tenant per class, its shard, worker and
+ * the plan of its search (task count, the shard's plan). `undefined` on plain PostgreSQL.
+ */
+async function citusSearchPlacement(run: RagRun): Promise<RagBenchReport['citus']> {
+  const statements = renderStatements(run.store.config)
+  const tenants = run.sampled.map((x) => ({ label: x.cls, tenant: x.tenants[0]!.id }))
+  const probes = new Map<string, string>()
+  for (const { tenant } of tenants) probes.set(tenant, `[${Array.from((await run.source.queryVectors(tenant, 1))[0]!).join(',')}]`)
+  return citusPlacement(run.db, run.store.config.qualified, tenants, (tenant) => ({
+    sql: statements.search,
+    params: [tenant, probes.get(String(tenant)), K],
+    settings: { 'hnsw.ef_search': run.store.config.defaultEfSearch, 'hnsw.iterative_scan': 'relaxed_order' },
+  }))
 }
 
 /** The report's header and tenant summary, before any phase ran. */

@@ -1,3 +1,4 @@
+import { renderCitusPlacement } from '../report/citus-placement.js'
 import { renderHeader } from '../report/header.js'
 import { fmt } from '../report/stats.js'
 import { renderTable } from '../report/table.js'
@@ -30,6 +31,7 @@ export function renderRollupReport(r: RollupBenchReport): string {
   )
   out.push('anchors (measured elsewhere, for comparison):', ...Object.values(r.anchors).map((a) => `  - ${a}`), '')
   out.push('findings:', ...r.findings.map((f) => `  - ${f}`))
+  if (r.citus) out.push('', ...renderCitusPlacement(r.citus))
   return out.join('\n')
 }
 

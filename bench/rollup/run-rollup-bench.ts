@@ -3,9 +3,10 @@ import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, writeSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql, type RawBuilder } from 'kysely'
-import type { ProvisionedDatabase } from '../../src/index.js'
-import { bucketAggregate } from '../../src/bench-kit.js'
+import { hasCitusShardNodes, type ProvisionedDatabase } from '../../src/index.js'
+import { bucketAggregate, refreshStatement } from '../../src/bench-kit.js'
 import { localMonth, monthsBetween } from '../../src/bench-kit.js'
+import { citusPlacement, type CitusPlacementReport } from '../report/citus-placement.js'
 import { reportHeader, type ReportHeader } from '../report/header.js'
 import { progress, type Progress } from '../report/progress.js'
 import { median, summarize, type Percentiles } from '../report/stats.js'
@@ -59,6 +60,8 @@ export interface RollupBenchReport extends ReportHeader {
   sizes: { sourceTableBytes: number; sourceIndexesBytes: number; rollupBytes: number; rollupRows: number }
   anchors: Record<string, string>
   findings: string[]
+  /** On Citus: where the big and the typical tenant live and the plans of their refresh and dashboard read. */
+  citus?: CitusPlacementReport
 }
 
 const SCHEMA = 'pgscale_bench'
@@ -104,6 +107,7 @@ export async function runRollupBench(
   const typical = await measureTenant(run, typicalId)
   const sizes = await measureSizes(db)
   const covering = await measureCovering(run, [1, typicalId], log)
+  const citus = await citusRollupPlacement(run, typicalId)
   if (!o.keep) await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
   const report: RollupBenchReport = {
     ...header,
@@ -119,6 +123,7 @@ export async function runRollupBench(
         'the design study (raw SQL, PG 15, 2 cores): big-tenant refresh 1.17× the bare aggregate; rebuild as per-month range scans 1.24× a bare scan with JIT off',
     },
     findings: [],
+    ...(citus ? { citus } : {}),
   }
   report.findings = rollupFindings(report)
   return report
@@ -142,9 +147,13 @@ async function seedSource(
   try {
     const file = join(dir, 'expenses.tsv')
     writeCopyFile(file, o)
-    const raw = provisioned.url ? await rawCopy(provisioned.url, file, log) : null
+    const raw = provisioned.url ? await rawCopy(provisioned.url, file, await hasCitusShardNodes(db), log) : null
     const ddl = expensesDdl(SOURCE)
     await sql.raw(ddl.table).execute(db)
+    if (await hasCitusShardNodes(db)) {
+      await sql`select create_distributed_table(${SOURCE}, 'tenant_id')`.execute(db)
+      log(`${SOURCE} distributed by tenant_id (Citus)`)
+    }
     const bar = progress('seeding expenses', o.rows, { enabled: o.showProgress })
     let started = performance.now()
     await db.copyFrom(`copy ${SOURCE} (tenant_id, paid_at, category, amount, status) from stdin`, counted(createReadStream(file), bar))
@@ -186,7 +195,12 @@ async function* counted(source: AsyncIterable<Buffer>, bar: Progress): AsyncGene
 }
 
 /** The raw reference: `psql \copy` of the file into a twin table, then the same index and VACUUM ANALYZE; the twin is dropped. */
-async function rawCopy(url: string, file: string, log: (line: string) => void): Promise<{ seconds: number; indexSeconds: number } | null> {
+async function rawCopy(
+  url: string,
+  file: string,
+  citus: boolean,
+  log: (line: string) => void,
+): Promise<{ seconds: number; indexSeconds: number } | null> {
   const twin = `${SCHEMA}.expenses_raw`
   const ddl = expensesDdl(twin)
   const psql = (command: string) => spawnSync('psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', command], { encoding: 'utf8' })
@@ -195,6 +209,8 @@ async function rawCopy(url: string, file: string, log: (line: string) => void): 
     log(`raw reference skipped: psql is not usable here (${(created.stderr || String(created.error)).trim().split('\n')[0]})`)
     return null
   }
+  // On Citus the twin is distributed as the source is, so both loads go through the coordinator.
+  if (citus) psql(`select create_distributed_table('${twin}', 'tenant_id')`)
   let started = performance.now()
   const copied = psql(`\\copy ${twin} (tenant_id, paid_at, category, amount, status) from '${file}'`)
   if (copied.status !== 0) throw new Error(`psql \\copy failed: ${copied.stderr}`)
@@ -212,6 +228,8 @@ async function rawCopy(url: string, file: string, log: (line: string) => void): 
 async function buildRollup(db: RollupRun['db'], o: RollupBenchOptions): Promise<{ run: RollupRun; rollupSeconds: number }> {
   const { target, rollup } = expensesRollup({ source: SOURCE, target: TARGET, zone: o.zone })
   await target.create(db)
+  // On Citus: the rollup's table colocated with its (distributed) source, so a bucket routes to one shard.
+  if (await hasCitusShardNodes(db)) await rollup.distribute(db)
   const { rows: span } = await sql<{
     first: Date
     last: Date
@@ -231,6 +249,29 @@ async function buildRollup(db: RollupRun['db'], o: RollupBenchOptions): Promise<
   )
   await sql.raw(`analyze ${TARGET}`).execute(db)
   return { run: { db, o, rollup, since, until }, rollupSeconds }
+}
+
+/**
+ * On Citus: the big and the typical tenant's shard and worker, and the plans of this month's
+ * refresh statement and of the rollup's first dashboard query (task count, the shard's plan).
+ */
+async function citusRollupPlacement(run: RollupRun, typicalId: number): Promise<CitusPlacementReport | undefined> {
+  const thisMonth = localMonth(run.until, run.o.zone)
+  const tenants = [
+    { label: 'big', tenant: 1 },
+    { label: 'typical', tenant: typicalId },
+  ]
+  const refresh = await citusPlacement(run.db, SOURCE, tenants, (tenant) => {
+    const q = refreshStatement({ ...run.rollup.parts, atKind: 'timestamptz' }, Number(tenant), thisMonth).compile(run.db)
+    return { sql: q.sql, params: q.parameters }
+  })
+  if (!refresh) return undefined
+  const read = await citusPlacement(run.db, TARGET, tenants, (tenant) => {
+    const q = dashboardQueries(SOURCE, TARGET, run.o.zone, Number(tenant), dashboardMonths(thisMonth))[0]!.rollup.compile(run.db)
+    return { sql: q.sql, params: q.parameters }
+  })
+  const label = (what: string) => (t: CitusPlacementReport['tenants'][number]) => ({ ...t, label: `${t.label} ${what}` })
+  return { ...refresh, tenants: [...refresh.tenants.map(label('refresh')), ...(read?.tenants ?? []).map(label('read'))] }
 }
 
 /** Milliseconds one execution of `q` takes. */
@@ -357,11 +398,19 @@ async function measureCovering(
 
 /** Step 4: the source's and the rollup's sizes. */
 async function measureSizes(db: RollupRun['db']): Promise<RollupBenchReport['sizes']> {
-  const { rows } = await sql<{ table: string; indexes: string; rollup: string; rollup_rows: number }>`
+  // On Citus the coordinator's tables are empty shells: the shards' sizes, summed.
+  const { rows } = (await hasCitusShardNodes(db))
+    ? await sql<{ table: string; indexes: string; rollup: string; rollup_rows: number }>`
+    select citus_table_size(${SOURCE}::regclass)::text as table,
+      (citus_total_relation_size(${SOURCE}::regclass) - citus_table_size(${SOURCE}::regclass))::text as indexes,
+      citus_total_relation_size(${TARGET}::regclass)::text as rollup, (select count(*)::int from ${sql.raw(TARGET)}) as rollup_rows`.execute(
+        db,
+      )
+    : await sql<{ table: string; indexes: string; rollup: string; rollup_rows: number }>`
     select pg_table_size(${SOURCE}::regclass)::text as table, pg_indexes_size(${SOURCE}::regclass)::text as indexes,
       pg_total_relation_size(${TARGET}::regclass)::text as rollup, (select count(*)::int from ${sql.raw(TARGET)}) as rollup_rows`.execute(
-    db,
-  )
+        db,
+      )
   return {
     sourceTableBytes: Number(rows[0]!.table),
     sourceIndexesBytes: Number(rows[0]!.indexes),

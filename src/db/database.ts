@@ -192,16 +192,21 @@ export class Database<DB = any> extends Kysely<DB> {
   async withTransactionConnection<T>(fn: (conn: TransactionConnection) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const settings = options.settings ?? {}
     const citus = Object.keys(settings).length > 0 ? await this.hasCitus() : false
-    const opening = (first: string) =>
-      CompiledQuery.raw([first, renderSetLocal(settings, citus), ...(options.prelude ?? [])].filter(Boolean).join('; '))
+    // Citus 13 forwards a propagated SET LOCAL to the workers as the whole message it came in, so
+    // there the settings travel alone: a BEGIN or a prelude beside them (an advisory lock) ran again
+    // on every worker connection — a shard DDL's parallel connections then waited on each other.
+    const opening = (first: string): CompiledQuery[] =>
+      citus
+        ? [first, renderSetLocal(settings, true), (options.prelude ?? []).join('; ')].filter(Boolean).map((m) => CompiledQuery.raw(m))
+        : [CompiledQuery.raw([first, renderSetLocal(settings, false), ...(options.prelude ?? [])].filter(Boolean).join('; '))]
     if (this.#pool.joinsTransaction) return this.#withSavepoint(fn, opening, options.readOnly === true)
     const begin = opening('BEGIN')
     const conn = await this.#driver.acquireConnection()
     try {
-      // BEGIN and its settings travel in one message: if any of it fails (a bad setting, a lock
+      // BEGIN and its settings travel in one message (on Citus, one after another): if any of it fails (a bad setting, a lock
       // timeout in the prelude, a cancel), the transaction block is open and aborted, so it is
       // rolled back like any other failure before the connection goes back to the pool.
-      await conn.executeQuery(begin)
+      for (const message of begin) await conn.executeQuery(message)
       const result = await fn(conn)
       await conn.executeQuery(COMMIT)
       return result
@@ -235,7 +240,8 @@ export class Database<DB = any> extends Kysely<DB> {
     const citus = Object.keys(settings).length > 0 && (await this.hasCitus())
     if (!this.sendsOneMessage || citus) {
       return this.withTransactionConnection(async (conn) => (await conn.executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows, {
-        settings,
+        // On Citus the settings' own message makes the transaction read-only, as the one message does.
+        settings: citus ? { transaction_read_only: 'on', ...settings } : settings,
         readOnly: true,
       })
     }
@@ -279,14 +285,14 @@ export class Database<DB = any> extends Kysely<DB> {
   /** pgscale's transaction nested in the app's as a savepoint (see {@link TransactionOptions.readOnly}). */
   async #withSavepoint<T>(
     fn: (conn: TransactionConnection) => Promise<T>,
-    opening: (first: string) => CompiledQuery,
+    opening: (first: string) => CompiledQuery[],
     readOnly: boolean,
   ): Promise<T> {
     const name = `pgscale_${++savepoints}`
     const undo = CompiledQuery.raw(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`)
     const conn = await this.#driver.acquireConnection()
     try {
-      await conn.executeQuery(opening(`SAVEPOINT ${name}`))
+      for (const message of opening(`SAVEPOINT ${name}`)) await conn.executeQuery(message)
       const result = await fn(conn)
       await conn.executeQuery(readOnly ? undo : CompiledQuery.raw(`RELEASE SAVEPOINT ${name}`))
       return result
@@ -326,4 +332,20 @@ export class Database<DB = any> extends Kysely<DB> {
 export async function hasCitusExtension(db: Kysely<any>): Promise<boolean> {
   const { rows } = await sql<{ citus: boolean }>`select exists (select 1 from pg_extension where extname = 'citus') as citus`.execute(db)
   return rows[0]?.citus === true
+}
+
+/**
+ * Whether `db` is a Citus cluster ready for distributed tables: the extension is installed and its
+ * metadata has an active primary node that holds shards (a worker, or a coordinator set to hold them).
+ *
+ * ### Examples
+ * ```ts
+ * if (await hasCitusShardNodes(db)) await sql`select create_distributed_table('expenses', 'tenant_id')`.execute(db)
+ * ```
+ */
+export async function hasCitusShardNodes(db: Kysely<any>): Promise<boolean> {
+  if (!(await hasCitusExtension(db))) return false
+  const { rows } = await sql<{ yes: boolean }>`
+    select exists (select 1 from pg_dist_node where isactive and shouldhaveshards and noderole = 'primary') as yes`.execute(db)
+  return rows[0]?.yes === true
 }

@@ -13,7 +13,7 @@ import { sourceIndexFor, type SourceIndex } from './source-index.js'
 
 export type { MonthlyRollupConfig } from './rollup-config.js'
 import { SQLSTATE } from '../sql/sqlstate.js'
-import { inlineParameters, type InlineValue } from '../sql/literal.js'
+import { inlineParameters, isInlineValue } from '../sql/literal.js'
 
 /** Options of {@link MonthlyRollup.refreshAt}. */
 export interface RefreshAtOptions {
@@ -354,10 +354,6 @@ export class MonthlyRollup {
     }
     return kind
   }
-}
-
-function isInlineValue(value: unknown): value is InlineValue {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
 }
 
 function assertTenantId(value: unknown): string | number {

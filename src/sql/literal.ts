@@ -4,6 +4,25 @@ import { InvalidArgumentError } from '../errors.js'
 export type InlineValue = string | number
 
 /**
+ * The text of a PostgreSQL array literal holding `values`, each element double-quoted with `"` and
+ * `\\` escaped, as array input reads them: pass it as a text value (bound, or through
+ * {@link inlineParameters}) and cast it (`::date[]`).
+ *
+ * ### Examples
+ * ```ts
+ * arrayLiteral(['2025-01-01', 'a "b"']) // '{"2025-01-01","a \\"b\\""}'
+ * ```
+ */
+export function arrayLiteral(values: readonly InlineValue[]): string {
+  return `{${values.map((v) => `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`
+}
+
+/** Whether {@link inlineParameters} can render `value`. */
+export function isInlineValue(value: unknown): value is InlineValue {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+}
+
+/**
  * A SQL string constant holding exactly `value`, dollar-quoted (`$pgs0$…$pgs0$`, the tag chosen so
  * that it does not occur in the value). Dollar quoting processes no escapes: neither backslashes
  * nor quotes mean anything inside it, under either `standard_conforming_strings` setting. The

@@ -1,14 +1,16 @@
-import { sql } from 'kysely'
-import type { Database } from '../db/database.js'
+import { sql, type Kysely } from 'kysely'
+import { hasCitusShardNodes, type Database } from '../db/database.js'
 import { InvalidArgumentError } from '../errors.js'
 import { withTableMaintenanceLock } from './index-build.js'
 import { tuningTable } from './index-names.js'
+import { shardIndexSizes } from './shard-index-sizes.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 
 /**
  * Distributes a store's table by `tenant_id` on a Citus coordinator (`create_distributed_table`;
  * the tuning table colocated with it), unless it already is. Openers of one store take turns on
- * the table's maintenance lock, so two at once distribute it once. Without Citus: a typed error.
+ * the table's maintenance lock, so two at once distribute it once. `'auto'`: only where Citus has a
+ * node for shards and only a table without rows; explicit without Citus: a typed error.
  *
  * ### Examples
  * ```ts
@@ -17,13 +19,23 @@ import type { ResolvedStoreConfig } from './store-config.js'
  */
 export async function distributeStore(db: Database, config: ResolvedStoreConfig): Promise<void> {
   if (config.distributed === false) return
+  const auto = config.distributed === 'auto'
   if (!(await db.hasCitus())) {
+    if (auto) return
     throw new InvalidArgumentError(
       `distributed: ${config.qualified} can only be distributed on a Citus coordinator (no citus extension here)`,
     )
   }
-  const shards = config.distributed.shardCount
+  if (auto && !(await hasCitusShardNodes(db))) return
+  // Already distributed (every open after the first): nothing to wait for. Only a change takes the
+  // table's maintenance lock — an open must not wait for an index build that holds it.
+  const { rows: done } = await sql<{ n: number }>`
+    select count(*)::int as n from pg_dist_partition
+    where logicalrelid in (to_regclass(${config.qualified}), to_regclass(${tuningTable(config)}))`.execute(db)
+  if (done[0]?.n === 2) return
+  const shards = config.distributed === 'auto' ? undefined : config.distributed.shardCount
   await withTableMaintenanceLock(db, config.qualified, async (conn) => {
+    if (auto && (await hasRowsLocally(conn, config.qualified))) return
     for (const [table, colocate] of [
       [config.qualified, undefined],
       [tuningTable(config), config.qualified],
@@ -39,10 +51,18 @@ export async function distributeStore(db: Database, config: ResolvedStoreConfig)
   })
 }
 
+/** Whether a table that is not distributed yet has rows ('auto' leaves such a table where it is). */
+async function hasRowsLocally(conn: Kysely<any>, qualified: string): Promise<boolean> {
+  const { rows } = await sql<{ yes: boolean }>`
+    select not exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${qualified}))
+      and exists (select 1 from ${sql.raw(qualified)} limit 1) as yes`.execute(conn)
+  return rows[0]?.yes === true
+}
+
 /**
  * Whether the store's table is distributed (Citus), and if so its sizes summed over every shard:
  * main fork, with TOAST, with indexes (`citus_relation_size`, `citus_table_size`,
- * `citus_total_relation_size`).
+ * `citus_total_relation_size`), and each index's.
  *
  * ### Examples
  * ```ts
@@ -52,7 +72,7 @@ export async function distributeStore(db: Database, config: ResolvedStoreConfig)
 export async function distributedSizes(
   db: Database,
   config: ResolvedStoreConfig,
-): Promise<{ heap: number; toast: number; indexes: number; total: number } | undefined> {
+): Promise<{ heap: number; toast: number; indexes: Record<string, number>; total: number } | undefined> {
   if (!(await db.hasCitus())) return undefined
   const { rows } = await sql<{ heap: string; table: string; total: string } | { heap: null }>`
     select citus_relation_size(p.logicalrelid)::text as heap, citus_table_size(p.logicalrelid)::text as table,
@@ -63,5 +83,5 @@ export async function distributedSizes(
   const heap = Number(r.heap)
   const table = Number(r.table)
   const total = Number(r.total)
-  return { heap, toast: table - heap, indexes: total - table, total }
+  return { heap, toast: table - heap, indexes: await shardIndexSizes(db, config.qualified), total }
 }

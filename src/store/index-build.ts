@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { shardIndexSizes } from './shard-index-sizes.js'
 import { renderSessionSettings } from '../db/local-settings.js'
 import { DatabaseError, IndexBuildError, InvalidArgumentError } from '../errors.js'
 import type { ResolvedStoreConfig } from './store-config.js'
@@ -114,7 +115,15 @@ export async function buildIndex(
 ): Promise<IndexBuildResult> {
   const concurrently = options.concurrently === true
   const existing = await indexState(db, index.schema, index.name)
-  if (existing?.valid) return { index: index.name, built: false, seconds: 0, bytes: existing.bytes, warnings: [] }
+  if (existing?.valid) {
+    return {
+      index: index.name,
+      built: false,
+      seconds: 0,
+      bytes: (await indexBytes(db, index.schema, index.name)) ?? existing.bytes,
+      warnings: [],
+    }
+  }
   const capped = await capBuildMemory(db, settings)
   settings = capped.settings
   const started = performance.now()
@@ -287,8 +296,18 @@ async function dropIndex(db: Kysely<any>, schema: string | undefined, name: stri
 /** The size of an index in bytes, or undefined when it does not exist. `schema` defaults to the search path. */
 export async function indexBytes(db: Database, schema: string | undefined, name: string): Promise<number | undefined> {
   const qualified = quoteQualified(schema, name)
-  const { rows } = await sql<{ bytes: string | null }>`select pg_relation_size(to_regclass(${qualified}))::text as bytes`.execute(db)
-  return rows[0]?.bytes == null ? undefined : Number(rows[0].bytes)
+  const { rows } = await sql<{ bytes: string | null; distributed: string | null }>`
+    select pg_relation_size(to_regclass(${qualified}))::text as bytes,
+      (select x.indrelid::regclass::text from pg_index x where x.indexrelid = to_regclass(${qualified})) as distributed`.execute(db)
+  const row = rows[0]
+  if (row?.bytes == null) return undefined
+  // On Citus the coordinator's index is an empty shell: the shards' indexes, summed.
+  if (row.distributed && (await db.hasCitus())) {
+    const { rows: dist } = await sql<{ yes: boolean }>`
+      select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${row.distributed})) as yes`.execute(db)
+    if (dist[0]?.yes) return (await shardIndexSizes(db, row.distributed))[name] ?? 0
+  }
+  return Number(row.bytes)
 }
 
 function pollProgress(db: Database, qualifiedTable: string, started: number, report: (p: IndexBuildProgress) => void): () => Promise<void> {

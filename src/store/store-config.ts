@@ -52,11 +52,13 @@ export interface PgVectorStoreConfig {
    */
   index?: { quantization?: Quantization; rerank?: number }
   /**
-   * On a Citus coordinator: distribute the table by `tenant_id` (`create_distributed_table`, the
-   * tuning table colocated with it), so each tenant's statements route to one shard. Idempotent;
-   * an existing table is distributed when opened with it. Needs Citus; not with `partitions`.
+   * Citus distribution by `tenant_id` (`create_distributed_table`, the tuning table colocated with
+   * it), so each tenant's statements route to one shard. `'auto'` (the default): a new, empty table
+   * is distributed when the database has Citus with a node that holds shards, otherwise nothing
+   * happens (plain PostgreSQL, PGlite, `partitions`). `true` / `{ shardCount }`: distribute, also an
+   * existing table with rows; without Citus a typed error. `false`: never. Idempotent.
    */
-  distributed?: boolean | { shardCount?: number }
+  distributed?: boolean | 'auto' | { shardCount?: number }
 }
 
 /** The validated, complete configuration. */
@@ -82,8 +84,8 @@ export interface ResolvedStoreConfig {
   fullText: boolean
   /** Hash partitions by tenant; 0: one table. */
   partitions: number
-  /** Citus distribution by tenant_id (shard count, or the cluster's default), or none. */
-  distributed: false | { shardCount?: number }
+  /** Citus distribution by tenant_id (shard count, or the cluster's default), none, or when Citus is there. */
+  distributed: false | 'auto' | { shardCount?: number }
 }
 
 const DISTANCES: readonly Distance[] = ['cosine', 'l2', 'inner_product']
@@ -142,12 +144,13 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
 }
 
 function resolveDistribution(value: PgVectorStoreConfig['distributed'], partitions: number): ResolvedStoreConfig['distributed'] {
-  if (value === undefined || value === false) return false
+  if (value === false) return false
+  if (value === undefined || value === 'auto') return partitions > 0 ? false : 'auto'
   if (partitions > 0)
     throw new InvalidArgumentError('distributed and partitions cannot be combined: Citus shards the table by tenant already')
   if (value === true) return {}
   if (value === null || typeof value !== 'object')
-    throw new InvalidArgumentError(`distributed must be true, false or { shardCount }, got ${JSON.stringify(value)}`)
+    throw new InvalidArgumentError(`distributed must be 'auto', true, false or { shardCount }, got ${JSON.stringify(value)}`)
   if (value.shardCount !== undefined) assertIntegerIn(value.shardCount, 1, 64_000, 'distributed.shardCount')
   return value.shardCount === undefined ? {} : { shardCount: value.shardCount }
 }

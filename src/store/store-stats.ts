@@ -37,14 +37,14 @@ export async function storeStats(db: Database, config: ResolvedStoreConfig): Pro
     where x.indrelid in ${storeRelations(config)} and not i.relispartition order by i.relname`.execute(db)
   const distributed = await distributedSizes(db, config)
   if (distributed) {
-    // On Citus the coordinator's table is an empty shell: the sizes are the shards', summed.
+    // On Citus the coordinator's table is an empty shell: the sizes are the shards', summed (each index by its name).
     return {
       rows: counts[0]?.rows ?? 0,
       tenants: counts[0]?.tenants ?? 0,
       bytes: {
         heap: distributed.heap,
         toast: distributed.toast,
-        indexes: { 'all indexes, every shard': distributed.indexes },
+        indexes: distributed.indexes,
         total: distributed.total,
       },
     }

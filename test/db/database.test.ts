@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { DatabaseError, InvalidArgumentError } from '../../src/index.js'
+import { arrayLiteral, inlineParameters } from '../../src/bench-kit.js'
 import { useTestDatabase } from '../support/test-database.js'
 
 const t = useTestDatabase()
@@ -122,15 +123,16 @@ describe('Database', () => {
     expect((err as DatabaseError).cause).toBeInstanceOf(Error)
   })
 
-  it('reports its capabilities and no Citus', async () => {
+  it('reports its capabilities, and Citus only on a Citus run', async () => {
     const embedded = t.target.provider === 'embedded'
     expect(t.db.capabilities).toEqual({
       concurrentConnections: !embedded,
       maxConnections: embedded ? 1 : 10,
       copy: embedded ? 'buffered' : 'stream',
       multiStatementResults: true,
+      ...(embedded ? { maxBuildMemoryMb: 48 } : {}),
     })
-    expect(await t.db.hasCitus()).toBe(false)
+    expect(await t.db.hasCitus()).toBe(Boolean(t.target.citusWorkers))
   })
 })
 
@@ -138,3 +140,17 @@ async function count(): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from items`.execute(t.db)
   return rows[0]?.n ?? 0
 }
+
+describe('arrayLiteral', () => {
+  it('round-trips hostile text through the server, bound and inlined, and keeps elements apart', async () => {
+    const values = ['plain', 'a,b', '"quoted"', 'back\\slash', '{braces}', 'NULL', '', ' spaced ', "it's", '$pgs0$', 'é😀']
+    const literal = arrayLiteral(values)
+    const bound = await sql<{ a: string[] }>`select ${literal}::text[] as a`.execute(t.db)
+    expect(bound.rows[0]!.a).toEqual(values)
+    const inlined = await sql.raw<{ a: string[] }>(inlineParameters('select $1::text[] as a', [literal])).execute(t.db)
+    expect(inlined.rows[0]!.a).toEqual(values)
+    const numbers = await sql<{ a: number[] }>`select ${arrayLiteral([1, 2.5, -3])}::float8[] as a`.execute(t.db)
+    expect(numbers.rows[0]!.a).toEqual([1, 2.5, -3])
+    expect(arrayLiteral([])).toBe('{}')
+  })
+})

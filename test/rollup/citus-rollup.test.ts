@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, provision, type ProvisionedDatabase } from '../../src/index.js'
 import { findLocalBinaries } from '../../src/bench-kit.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { expensesRollup as sharedExpensesRollup } from '../../bench/synthetic/expenses.js'
 import { expensesRollup, fromScratch, rollupSnapshot, seedExpenses } from './rollup-fixture.js'
 
 /**
@@ -25,10 +26,11 @@ describe('rollup.distribute', () => {
 
 describe.skipIf(!citusRun)('the rollup on a Citus coordinator (opt-in)', () => {
   let p: ProvisionedDatabase
-  const { target, rollup } = expensesRollup(ZONE)
+  // The bench's rollup, as it is: this test distributes by hand (the fixture's create would colocate).
+  const { target, rollup } = sharedExpensesRollup({ source: 'expenses', target: 'expenses_monthly', zone: ZONE })
   beforeAll(async () => {
     p = await provision({ provider: 'local', citus: { workers } })
-    await seedExpenses(p.db, { seed: 'citus', rows: 6_000, tenants: 6, bigTenantRows: 2_000, months: 6 })
+    await seedExpenses(p.db, { seed: 'citus', rows: 6_000, tenants: 6, bigTenantRows: 2_000, months: 6 }, { distribute: false })
     await target.create(p.db)
   }, 120_000)
   afterAll(() => p?.stop())

@@ -171,14 +171,21 @@ describe('MonthlyRollup.read', () => {
 })
 
 describe('concurrency', () => {
-  itWithServer(t.target)('ten concurrent refreshes of one bucket never violate the key; without the lock they do', async () => {
+  itWithServer(t.target)('ten concurrent refreshes of one bucket never violate the key', async () => {
     const moment = '2025-06-15T12:00:00Z'
     const ten = () => Array.from({ length: 10 }, () => rollup.refreshAt(t.db, { tenantId: 1, moment }))
     const results = await Promise.allSettled(ten())
     expect(results.filter((r) => r.status === 'rejected')).toEqual([])
     expect(await rollupSnapshot(t.db)).toContain('2025-06')
+    expect(await rollupSnapshot(t.db)).toBe(await fromScratch(t.db, ZONE, 1, '2025-06-01', '2025-06-01'))
+  })
 
-    // The same statement without the advisory lock: the seed saw unique violations. Up to 5 tries.
+  // The control: the same statement without the advisory lock races on plain PostgreSQL. On Citus
+  // 13 (coordinator + 2 workers) 5 × 10 unlocked refreshes raised no 23505 (observed, not
+  // explained): there the control has nothing to show, and is skipped.
+  const control = t.target.citusWorkers ? it.skip : itWithServer(t.target)
+  control('without the lock, ten concurrent refreshes of one bucket violate the key (the control)', async () => {
+    // The seed saw unique violations. Up to 5 tries.
     const unlocked = refreshStatement(rollup.parts, 1, '2025-06-01').compile(t.db)
     let violations = 0
     for (let attempt = 0; attempt < 5 && violations === 0; attempt++) {

@@ -1,5 +1,5 @@
-import { sql } from 'kysely'
-import type { Database } from '../../src/index.js'
+import { sql, type Kysely } from 'kysely'
+import { hasCitusShardNodes, type Database } from '../../src/index.js'
 import {
   expensesCopyText,
   expensesDdl,
@@ -8,16 +8,28 @@ import {
   type ExpensesSpec,
 } from '../../bench/synthetic/expenses.js'
 
-/** The issue's example rollup over `expenses`, in a given zone. */
+/**
+ * The issue's example rollup over `expenses`, in a given zone. On a Citus cluster (the opt-in run
+ * with PGSCALE_TEST_CITUS_WORKERS), `target.create` also colocates the new table with `expenses`.
+ */
 export function expensesRollup(zone = 'America/Mexico_City', table = 'expenses_monthly') {
-  return sharedExpensesRollup({ source: 'expenses', target: table, zone })
+  const { target, rollup } = sharedExpensesRollup({ source: 'expenses', target: table, zone })
+  const create = async (db: Kysely<any>): Promise<void> => {
+    await target.create(db)
+    if (await hasCitusShardNodes(db)) await rollup.distribute(db)
+  }
+  return { target: { ...target, create }, rollup }
 }
 
-/** Creates `expenses` (with its `(tenant_id, paid_at)` index) and loads seeded rows. */
-export async function seedExpenses(db: Database, spec: ExpensesSpec): Promise<void> {
+/** Creates `expenses` (with its `(tenant_id, paid_at)` index; on Citus distributed by tenant unless `distribute: false`) and loads seeded rows. */
+export async function seedExpenses(db: Database, spec: ExpensesSpec, options: { distribute?: boolean } = {}): Promise<void> {
   const ddl = expensesDdl()
   await sql.raw(ddl.table).execute(db)
   await sql.raw(ddl.index).execute(db)
+  if (options.distribute !== false && (await hasCitusShardNodes(db))) {
+    await sql`select create_distributed_table('expenses', 'tenant_id')
+      where not exists (select 1 from pg_dist_partition where logicalrelid = 'expenses'::regclass)`.execute(db)
+  }
   await db.copyFrom('copy expenses (tenant_id, paid_at, category, amount, status) from stdin', expensesCopyText(generateExpenses(spec)))
   await sql`analyze expenses`.execute(db)
 }

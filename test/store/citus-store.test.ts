@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  citusTasks,
   expectPlan,
   explain,
   indexesUsed,
@@ -109,5 +110,22 @@ describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
     expectPlan(routed).not.toUse('dist_chunks_embedding_hnsw')
     const globex = await store.forTenant('globex').exactSearch(queryVectors(spec, 'acme', 1)[0]!, { k: 50 })
     expect(globex.every((r) => r.documentId.startsWith('globex/'))).toBe(true)
+    expect(citusTasks(routed)?.taskCount).toBe(1)
+  })
+
+  it("a search's settings reach the shard: a routed query reads them on its worker, and they end with it", async () => {
+    const { rows: nodes } = await sql<{ port: number; worker: boolean }>`
+      select nodeport as port, groupid <> 0 as worker from pg_dist_node`.execute(p.db)
+    const workerPorts = nodes.filter((n) => n.worker).map((n) => String(n.port))
+    const onShard = `select current_setting('hnsw.ef_search') as ef, current_setting('port') as port from dist_chunks where tenant_id = $1 limit 1`
+    const [row] = await p.db.queryWithSettings<{ ef: string; port: string }>(onShard, ['acme'], { 'hnsw.ef_search': 77 })
+    expect(workerPorts).toContain(row!.port)
+    expect(row!.ef).toBe('77')
+    // The next statement on the shard, without settings, sees the default again.
+    const { rows: after } = await sql<{ ef: string; port: string }>`
+      select current_setting('hnsw.ef_search') as ef, current_setting('port') as port from dist_chunks where tenant_id = 'acme' limit 1`.execute(
+      p.db,
+    )
+    expect(after[0]).toEqual({ ef: '40', port: row!.port })
   })
 })

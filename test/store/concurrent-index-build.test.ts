@@ -13,6 +13,21 @@ const t = useTestDatabase()
 const DIM = 8
 const emb = (i: number) => Array.from({ length: DIM }, (_, d) => Math.cos(i * (d + 1)) + 1.2)
 
+/**
+ * The first column of `query`'s rows, comma-joined, where the build runs: this server, or on a
+ * Citus coordinator every node (the coordinator builds its table's index first, then each shard's on its worker; `cic_chunks%` matches the shards).
+ */
+async function whereTheBuildRuns(query: string): Promise<string> {
+  if (!(await t.db.hasCitus())) {
+    const { rows } = await sql.raw<Record<string, string>>(query).execute(t.db)
+    return rows.map((r) => Object.values(r)[0]).join(',')
+  }
+  const { rows } = await sql<{ result: string | null }>`
+    select string_agg(result, ',') as result from run_command_on_all_nodes(${`select string_agg(x::text, ',') from (${query}) q(x)`})
+    where success and result <> ''`.execute(t.db)
+  return rows[0]?.result ?? ''
+}
+
 describe('concurrent index builds', () => {
   itWithServer(t.target)('writes go on during createTenantIndex({ concurrently: true }); the index is valid afterwards', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'cic_chunks', dimensions: DIM })
@@ -27,8 +42,8 @@ describe('concurrent index builds', () => {
     )
     const holder = await connect(t.url!, { maxConnections: 1 })
     const writer = await connect({ connectionString: t.url!, options: '-c lock_timeout=2000' }, { maxConnections: 1 })
+    let release: (() => void) | undefined
     try {
-      let release!: () => void
       const released = new Promise<void>((r) => (release = r))
       let started!: () => void
       const snapshotTaken = new Promise<void>((r) => (started = r))
@@ -45,10 +60,7 @@ describe('concurrent index builds', () => {
       const building = store.createTenantIndex('acme', { concurrently: true })
       let phase = ''
       for (let i = 0; i < 500 && !phase.startsWith('waiting for old snapshots'); i++) {
-        const { rows } = await sql<{
-          phase: string
-        }>`select phase from pg_stat_progress_create_index where relid = 'cic_chunks'::regclass`.execute(t.db)
-        phase = rows[0]?.phase ?? ''
+        phase = await whereTheBuildRuns(`select phase from pg_stat_progress_create_index where relid::regclass::text like 'cic_chunks%'`)
         await new Promise((r) => setTimeout(r, 20))
       }
       expect(phase).toMatch(/^waiting for old snapshots/)
@@ -56,12 +68,11 @@ describe('concurrent index builds', () => {
       await store.forTenant('acme').replaceDocument('during-build', [{ content: 'written while indexing', embedding: emb(7) }])
       const writes = await PgVectorStore.open(writer, { table: 'cic_chunks', dimensions: DIM })
       await writes.forTenant('acme').deleteDocument('d5')
-      const { rows: locks } = await sql<{ mode: string }>`
-        select l.mode from pg_locks l join pg_stat_activity a on a.pid = l.pid
-        where l.relation = 'cic_chunks'::regclass and a.query ilike 'create index concurrently%'`.execute(t.db)
-      expect(locks.map((l) => l.mode)).toContain('ShareUpdateExclusiveLock')
-      expect(locks.map((l) => l.mode)).not.toContain('ShareLock')
-      release()
+      const locks = await whereTheBuildRuns(`select l.mode from pg_locks l join pg_stat_activity a on a.pid = l.pid
+        where l.relation::regclass::text like 'cic_chunks%' and a.query ilike 'create index concurrently%'`)
+      expect(locks.split(',')).toContain('ShareUpdateExclusiveLock')
+      expect(locks.split(',')).not.toContain('ShareLock')
+      release?.()
       await holding
       const result = await building
       expect(result.built).toBe(true)
@@ -70,6 +81,7 @@ describe('concurrent index builds', () => {
       }>`select indisvalid as valid from pg_index where indexrelid = ${result.index}::regclass`.execute(t.db)
       expect(rows[0]!.valid).toBe(true)
     } finally {
+      release?.()
       await holder.close()
       await writer.close()
     }

@@ -84,9 +84,14 @@ describe('optimize({ targetRecall })', () => {
     expect(weak.path).toBe('index')
     expect(weak.recall).toBeGreaterThanOrEqual(0.98)
     expect(weak.tried.at(-1)!.recall).toBe(weak.recall)
-    // Up to ef_search 1000 the 2-link graph stayed far below the target: tuning rebuilt it.
-    expect(Math.max(...weak.tried.filter((x) => x.m === null).map((x) => x.recall))).toBeLessThan(0.98)
-    expect(weak.rebuiltWith).toEqual({ m: 16, efConstruction: 128 })
+    // Up to ef_search 1000 the 2-link graph stayed far below the target: tuning rebuilt it. On Citus
+    // the tenant's shard holds fewer rows than the whole table, and from some ef_search up the
+    // shard's planner scans them exactly instead (cheaper than the walk it estimates): the target
+    // is reached without a rebuild there, so the premise is asserted on plain PostgreSQL only.
+    if (!t.target.citusWorkers) {
+      expect(Math.max(...weak.tried.filter((x) => x.m === null).map((x) => x.recall))).toBeLessThan(0.98)
+      expect(weak.rebuiltWith).toEqual({ m: 16, efConstruction: 128 })
+    }
     // The same sample (default seed and size) measured again at the tuned setting gives the same recall.
     const again = await store.measureRecall({ tenantId: 'weak', sample: 200 })
     expect(again.tenants[0]!.recall).toBeCloseTo(weak.recall, 10)

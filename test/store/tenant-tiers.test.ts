@@ -103,7 +103,9 @@ describe('tenant tiers', () => {
     const mean = Object.values(recalls).reduce((a, b) => a + b, 0) / Object.values(recalls).length
     expect(mean, 'mean recall@10 over the tenant classes').toBeGreaterThanOrEqual(0.98)
     // The data is hard enough to matter: with pgvector's defaults, a filtered walk of the shared graph lost results.
-    expect(Math.min(...Object.values(sharedOnly))).toBeLessThan(0.98)
+    // On Citus each shard's graph holds only its shard's tenants (1/32 of the rows), and the walk
+    // lost less (0.992 for the worst tenant): there the premise does not hold and is not asserted.
+    if (!(await t.db.hasCitus())) expect(Math.min(...Object.values(sharedOnly))).toBeLessThan(0.98)
   })
 
   it('plans: a large tenant uses its own partial index; a small one the primary key; delete the primary key', async () => {
@@ -122,8 +124,9 @@ describe('tenant tiers', () => {
 
   it('createIndex reported progress and finished with "done"', () => {
     expect(progress.at(-1)).toBe('done')
-    // On a server the build is polled from another connection; PGlite has only one.
-    if (t.target.url) expect(progress.some((phase) => phase.startsWith('building index'))).toBe(true)
+    // On a server the build is polled from another connection; PGlite has only one. On Citus the
+    // coordinator's view shows its own (empty) table's build, not the shards' on the workers.
+    if (t.target.url && !t.target.citusWorkers) expect(progress.some((phase) => phase.startsWith('building index'))).toBe(true)
   })
 
   it('a second optimize builds nothing and says the large tenants already have their index', async () => {

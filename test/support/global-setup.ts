@@ -7,11 +7,15 @@ import type { TestTarget } from './test-target.js'
  * Provisions one database server for the whole run and provides its URL to every test file.
  * `PGSCALE_TEST_PROVIDER` forces a provider (`local`, `url`, `container`, `embedded`; default `auto`);
  * `PGSCALE_TEST_DATABASE_URL` gives a server (the `url` provider). On `embedded` there is no URL to
- * share (PGlite lives in one process): each file starts its own instance.
+ * share (PGlite lives in one process): each file starts its own instance. With
+ * `PGSCALE_TEST_CITUS_WORKERS=N` (Citus installed; `local` provider) the server is a Citus
+ * coordinator with N workers on loopback, and each file's database a Citus cluster of its own;
+ * with `PGSCALE_TEST_DATABASE_URL` pointing at a Citus coordinator, the same from its workers.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const requested = process.env.PGSCALE_TEST_PROVIDER ?? 'auto'
   const url = process.env.PGSCALE_TEST_DATABASE_URL
+  const citusWorkers = Number(process.env.PGSCALE_TEST_CITUS_WORKERS ?? 0)
   let provisioned: ProvisionedDatabase | undefined
   let target: TestTarget
   // Every registered provider with a URL other processes can use (all but the in-process one).
@@ -29,10 +33,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     provisioned = await provision({
       provider: requested,
       url,
+      ...(citusWorkers > 0 && requested !== 'url' ? { citus: { workers: citusWorkers } } : {}),
       // Tests need durability no more than a throwaway cluster does: fsync off keeps them quick.
       settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
     })
     target = { provider: provisioned.info.provider, url: provisioned.url, skipped: provisioned.info.skipped }
+    if (provisioned.info.citus?.workers) target.citusWorkers = provisioned.info.citus.workers
     if (provisioned.info.provider === 'embedded') {
       await provisioned.stop()
       provisioned = undefined
@@ -45,7 +51,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   console.log(
     `[pgscale tests] provider=${target.provider}` +
       (info
-        ? ` postgres=${info.serverVersion} pgvector=${info.pgvectorVersion}`
+        ? ` postgres=${info.serverVersion} pgvector=${info.pgvectorVersion}` +
+          (info.citus ? ` citus=${info.citus.version} workers=${info.citus.workers} (a Citus cluster per file)` : '')
         : ' (PGlite: PostgreSQL 17 + pgvector 0.8.1, one instance per file)') +
       (target.skipped.length ? `; skipped: ${target.skipped.map((s) => `${s.provider} (${s.reason})`).join('; ')}` : ''),
   )

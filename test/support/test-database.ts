@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, inject } from 'vitest'
 import { connect, provision, type Database } from '../../src/index.js'
+import { createCitusDatabase } from './citus-database.js'
 import type { TestTarget } from './test-target.js'
 
 /** A database of a test file's own: fresh, isolated from other files, dropped afterwards. */
@@ -28,7 +29,8 @@ export function withDatabase(url: string, database: string): string {
 
 /**
  * Gives the calling test file a database of its own: on a server, `CREATE DATABASE` with a random
- * name (dropped in `afterAll`); on `embedded`, a fresh PGlite instance. Call at the top of a file.
+ * name (dropped in `afterAll`); on a Citus coordinator, that database on every node with the
+ * workers registered; on `embedded`, a fresh PGlite instance. Call at the top of a file.
  *
  * ### Examples
  * ```ts
@@ -48,6 +50,12 @@ export function useTestDatabase(): TestDatabase {
       return
     }
     const name = `pgscale_test_${randomBytes(6).toString('hex')}`
+    if (target.citusWorkers) {
+      state.drop = await createCitusDatabase(target.url, name)
+      state.url = withDatabase(target.url, name)
+      state.db = await connect(state.url)
+      return
+    }
     const admin = await connect(target.url, { maxConnections: 1, requireVector: false })
     await sql`create database ${sql.id(name)}`.execute(admin)
     state.url = withDatabase(target.url, name)

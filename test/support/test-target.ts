@@ -7,6 +7,8 @@ export interface TestTarget {
   /** The server's URL (absent on `embedded`). */
   url?: string
   skipped: SkippedProvider[]
+  /** A Citus coordinator with this many workers: each file's database is a Citus cluster of its own. */
+  citusWorkers?: number
 }
 
 declare module 'vitest' {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { expectPlan, indexesUsed, type Plan } from '../../src/index.js'
+import { citusTasks, expectPlan, indexesUsed, planShape, type Plan } from '../../src/index.js'
 import { planNodes } from '../../src/bench-kit.js'
 
 /** A Citus router plan as EXPLAIN (FORMAT JSON) returned it on Citus 13.0.5 (trimmed to the keys that matter). */
@@ -53,5 +53,18 @@ describe('plans on Citus', () => {
   it('a plan with no distributed part is walked as before, names untouched', () => {
     const plain = { Plan: { 'Node Type': 'Index Scan', 'Index Name': 'chunks_tenant_1234567890123456' }, sql: '' } as unknown as Plan
     expect(indexesUsed(plain)).toEqual(['chunks_tenant_1234567890123456'])
+    expect(citusTasks(plain)).toBeUndefined()
+    expect(planShape(plain)).toBe('Index Scan [chunks_tenant_1234567890123456]')
+  })
+
+  it('citusTasks counts the tasks and names the worker; planShape shows both plans', () => {
+    expect(citusTasks(citusPlan)).toEqual({ taskCount: 1, nodes: ['127.0.0.1:37297'] })
+    expect(planShape(citusPlan)).toBe(
+      'Custom Scan (Citus Adaptive, 1 task) > remote: Sort > Limit > Index Scan [dist_chunks_tenant_822b33ad87c148a0 on dist_chunks]',
+    )
+    // A distributed scan under a coordinator node: the task count is the scan's, not its parent's.
+    const nested = { Plan: { 'Node Type': 'Limit', Plans: [citusPlan.Plan] }, sql: '' } as unknown as Plan
+    expect(planShape(nested)).toMatch(/^Limit > Custom Scan \(Citus Adaptive, 1 task\) > remote: Sort/)
+    expect(citusTasks(nested)?.taskCount).toBe(1)
   })
 })
