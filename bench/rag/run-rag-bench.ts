@@ -68,12 +68,12 @@ export async function runRagBench(
 }
 
 /**
- * On Citus (the store's table distributed): for one sampled tenant per class, its shard, worker and
+ * On Citus (the store's table distributed): for each sampled tenant (up to 4 per class), its shard, worker and
  * the plan of its search (task count, the shard's plan). `undefined` on plain PostgreSQL.
  */
 async function citusSearchPlacement(run: RagRun): Promise<RagBenchReport['citus']> {
   const statements = renderStatements(run.store.config)
-  const tenants = run.sampled.map((x) => ({ label: x.cls, tenant: x.tenants[0]!.id }))
+  const tenants = run.sampled.flatMap((x) => x.tenants.map((t) => ({ label: x.cls, tenant: t.id })))
   const probes = new Map<string, string>()
   for (const { tenant } of tenants) probes.set(tenant, `[${Array.from((await run.source.queryVectors(tenant, 1))[0]!).join(',')}]`)
   return citusPlacement(run.db, run.store.config.qualified, tenants, (tenant) => ({

@@ -6,6 +6,8 @@ export interface CitusTenantPlacement {
   /** What the bench calls the tenant's class (`small`, `large`, a rollup tenant, …). */
   label: string
   tenant: string
+  /** The distributed table whose shard this is. */
+  table: string
   shardId: number
   /** `worker N (host:port)`, N in the order of pg_dist_node. */
   worker: string
@@ -52,12 +54,13 @@ export async function citusPlacement(
   for (const { label, tenant } of tenants) {
     const { rows } = await sql<{ shardid: string; groupid: number }>`
       select p.shardid::text, p.groupid from pg_dist_placement p
-      where p.shardid = get_shard_id_for_distribution_column(${table}, ${String(tenant)})`.execute(db)
+      where p.shardid = get_shard_id_for_distribution_column(${table}, ${String(tenant)}::text)`.execute(db)
     const s = statement(tenant)
     const plan = await explain(db, s.sql, s.params, { settings: s.settings })
     placements.push({
       label,
       tenant: String(tenant),
+      table,
       shardId: Number(rows[0]?.shardid ?? 0),
       worker: workerName.get(rows[0]?.groupid ?? -1) ?? 'unknown',
       tasks: citusTasks(plan)?.taskCount ?? 0,
@@ -70,9 +73,10 @@ export async function citusPlacement(
 /** The section as lines for a person. */
 export function renderCitusPlacement(r: CitusPlacementReport): string[] {
   const lines = [`Citus: ${r.table} in ${r.shards} shards on ${r.workers.length} node(s): ${r.workers.join(', ')}`]
+  const width = Math.max(0, ...r.tenants.map((t) => t.label.length))
   for (const t of r.tenants) {
     lines.push(
-      `  ${t.label.padEnd(10)} ${t.tenant.padEnd(14)} shard ${t.shardId} on ${t.worker}, ${t.tasks} task${t.tasks === 1 ? '' : 's'}`,
+      `  ${t.label.padEnd(width)}  tenant ${t.tenant}: shard ${t.shardId} of ${t.table} on ${t.worker}, ${t.tasks} task${t.tasks === 1 ? '' : 's'}`,
     )
     lines.push(`    ${t.plan}`)
   }

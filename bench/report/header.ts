@@ -40,7 +40,7 @@ export function renderHeader(h: ReportHeader): string {
     `machine:    ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}`,
     `database:   ${h.server.provider}: PostgreSQL ${h.server.serverVersion}, pgvector ${h.server.pgvectorVersion}` +
       (h.server.citus
-        ? `, Citus ${h.server.citus.version} (${h.server.citus.workers} workers; pgscale's tables are not distributed yet)`
+        ? `, Citus ${h.server.citus.version} (${h.server.citus.workers} workers; the bench's tables distributed by tenant)`
         : ''),
     `settings:   ${settings}`,
     `parameters: ${Object.entries(h.parameters)

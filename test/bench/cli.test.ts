@@ -23,6 +23,23 @@ afterEach(() => vi.restoreAllMocks())
 
 const where = () => (t.url ? ['--pg', t.url] : ['--db', 'embedded'])
 
+/** On a Citus run (PGSCALE_TEST_CITUS_WORKERS) the reports carry a `citus` section. */
+const citusKey = () => (t.target.citusWorkers ? ['citus'] : [])
+
+/** On Citus: every reported tenant's statement routed to one shard, its shard's plan inside; elsewhere no section. */
+function expectRoutedPlacement(citus: { tenants: Array<{ tasks: number; plan: string; worker: string }> } | undefined): void {
+  if (!t.target.citusWorkers) {
+    expect(citus).toBeUndefined()
+    return
+  }
+  expect(citus!.tenants.length).toBeGreaterThan(0)
+  for (const tenant of citus!.tenants) {
+    expect(tenant.tasks).toBe(1)
+    expect(tenant.plan).toMatch(/Citus Adaptive, 1 task\) > remote: /)
+    expect(tenant.worker).toMatch(/^worker \d+ \(/)
+  }
+}
+
 /** Writes a corpus directory in the documented format: chunks.jsonl + embeddings.npy (float32, C order). */
 function writeCorpusDir(tenants: Array<[string, number]>, dim: number): string {
   const out = mkdtempSync(join(tmpdir(), 'pgscale-corpus-'))
@@ -152,8 +169,10 @@ describe('rag-bench', () => {
         'tenants',
         'tunedRecall',
         'writes',
+        ...citusKey(),
       ].sort(),
     )
+    expectRoutedPlacement(report.citus)
     expect(Object.keys(report.machine).sort()).toEqual(['cores', 'cpu', 'memoryGiB', 'node', 'platform'])
     expect(Object.keys(report.server)).toEqual(expect.arrayContaining(['provider', 'serverVersion', 'pgvectorVersion', 'settings']))
     expect(report.tenants).toMatchObject({
@@ -264,8 +283,10 @@ describe('rollup-bench', () => {
         'sizes',
         'startedAt',
         'tenants',
+        ...citusKey(),
       ].sort(),
     )
+    expectRoutedPlacement(report.citus)
     expect(report.seeding).toMatchObject({ rows: 6000 })
     // Two points (source, rollup) per dashboard query and tenant.
     const dashboards = report.tenants.big.dashboard.length + report.tenants.typical.dashboard.length

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   citusTasks,
+  DatabaseError,
   expectPlan,
   explain,
   indexesUsed,
@@ -111,6 +112,39 @@ describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
     const globex = await store.forTenant('globex').exactSearch(queryVectors(spec, 'acme', 1)[0]!, { k: 50 })
     expect(globex.every((r) => r.documentId.startsWith('globex/'))).toBe(true)
     expect(citusTasks(routed)?.taskCount).toBe(1)
+  })
+
+  it('a store distributed halfway (its table, not yet its tuning table) is finished by the next open, and auto leaves a table with rows alone', async () => {
+    // As if the opener died between its two create_distributed_table calls.
+    await PgVectorStore.open(p.db, { table: 'half_done', dimensions: spec.dim, distributed: false })
+    await sql`select create_distributed_table('half_done', 'tenant_id')`.execute(p.db)
+    await PgVectorStore.open(p.db, { table: 'half_done', dimensions: spec.dim })
+    const { rows } = await sql<{ rel: string; col: number }>`
+      select logicalrelid::text as rel, colocationid as col from pg_dist_partition
+      where logicalrelid in ('half_done'::regclass, 'half_done_tenant_tuning'::regclass) order by 1`.execute(p.db)
+    expect(rows.map((r) => r.rel)).toEqual(['half_done', 'half_done_tenant_tuning'])
+    expect(new Set(rows.map((r) => r.col)).size).toBe(1)
+    // 'auto' distributes only an empty table: a local table with rows stays local (true would move it).
+    const local = await PgVectorStore.open(p.db, { table: 'kept_local', dimensions: spec.dim, distributed: false })
+    await local.forTenant('x').replaceDocument('d', [{ content: 'a', embedding: new Array<number>(spec.dim).fill(0.5) }])
+    await PgVectorStore.open(p.db, { table: 'kept_local', dimensions: spec.dim })
+    const { rows: kept } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_dist_partition where logicalrelid = 'kept_local'::regclass`.execute(p.db)
+    expect(kept[0]!.n).toBe(0)
+  })
+
+  it('a setting the server refuses fails the search with a DatabaseError; the pool serves the next one', async () => {
+    const acme = store.forTenant('acme')
+    const q = queryVectors(spec, 'acme', 1)[0]!
+    // The SET travels in its own message on Citus: the refusal comes between BEGIN and the query.
+    await expect(
+      p.db.queryWithSettings('select count(*) from dist_chunks where tenant_id = $1', ['acme'], { 'hnsw.ef_search': 5000 }),
+    ).rejects.toBeInstanceOf(DatabaseError)
+    const results = await Promise.all(Array.from({ length: 12 }, () => acme.search(q, { k: 5 })))
+    expect(results.every((r) => r.length === 5)).toBe(true)
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(p.db)
+    expect(rows[0]!.n).toBe(0)
   })
 
   it("a search's settings reach the shard: a routed query reads them on its worker, and they end with it", async () => {

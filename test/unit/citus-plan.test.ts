@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { citusTasks, expectPlan, indexesUsed, planShape, type Plan } from '../../src/index.js'
 import { planNodes } from '../../src/bench-kit.js'
+import { renderCitusPlacement } from '../../bench/report/citus-placement.js'
 
 /** A Citus router plan as EXPLAIN (FORMAT JSON) returned it on Citus 13.0.5 (trimmed to the keys that matter). */
 const citusPlan = {
@@ -66,5 +67,21 @@ describe('plans on Citus', () => {
     const nested = { Plan: { 'Node Type': 'Limit', Plans: [citusPlan.Plan] }, sql: '' } as unknown as Plan
     expect(planShape(nested)).toMatch(/^Limit > Custom Scan \(Citus Adaptive, 1 task\) > remote: Sort/)
     expect(citusTasks(nested)?.taskCount).toBe(1)
+  })
+})
+
+describe('renderCitusPlacement', () => {
+  it('prints the table, the workers and, per tenant, its shard, worker, task count and plan', () => {
+    const lines = renderCitusPlacement({
+      table: 'chunks',
+      shards: 32,
+      workers: ['worker 1 (127.0.0.1:5433)', 'worker 2 (127.0.0.1:5434)'],
+      tenants: [{ label: 'large', tenant: 't1', table: 'chunks', shardId: 102008, worker: 'worker 2 (127.0.0.1:5434)', tasks: 1, plan: 'P' }],
+    })
+    expect(lines).toEqual([
+      'Citus: chunks in 32 shards on 2 node(s): worker 1 (127.0.0.1:5433), worker 2 (127.0.0.1:5434)',
+      '  large  tenant t1: shard 102008 of chunks on worker 2 (127.0.0.1:5434), 1 task',
+      '    P',
+    ])
   })
 })
