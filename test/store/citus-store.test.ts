@@ -143,7 +143,9 @@ describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
     const results = await Promise.all(Array.from({ length: 12 }, () => acme.search(q, { k: 5 })))
     expect(results.every((r) => r.length === 5)).toBe(true)
     const { rows } = await sql<{ n: number }>`
-      select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(p.db)
+      select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`.execute(
+      p.db,
+    )
     expect(rows[0]!.n).toBe(0)
   })
 

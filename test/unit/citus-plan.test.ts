@@ -76,7 +76,9 @@ describe('renderCitusPlacement', () => {
       table: 'chunks',
       shards: 32,
       workers: ['worker 1 (127.0.0.1:5433)', 'worker 2 (127.0.0.1:5434)'],
-      tenants: [{ label: 'large', tenant: 't1', table: 'chunks', shardId: 102008, worker: 'worker 2 (127.0.0.1:5434)', tasks: 1, plan: 'P' }],
+      tenants: [
+        { label: 'large', tenant: 't1', table: 'chunks', shardId: 102008, worker: 'worker 2 (127.0.0.1:5434)', tasks: 1, plan: 'P' },
+      ],
     })
     expect(lines).toEqual([
       'Citus: chunks in 32 shards on 2 node(s): worker 1 (127.0.0.1:5433), worker 2 (127.0.0.1:5434)',
