@@ -310,24 +310,29 @@ export async function indexBytes(db: Database, schema: string | undefined, name:
   return Number(row.bytes)
 }
 
+/**
+ * Polls `pg_stat_progress_create_index` for the table's build once a second. On Citus, where the
+ * coordinator's own build is of an empty shell, it polls the workers for the shards' builds
+ * (`run_command_on_workers`) and reports them summed, with the phase of the first shard listed.
+ */
 function pollProgress(db: Database, qualifiedTable: string, started: number, report: (p: IndexBuildProgress) => void): () => Promise<void> {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   let inFlight: Promise<void> = Promise.resolve()
+  const shards = distributedTableName(db, qualifiedTable)
   const tick = () => {
-    inFlight = sql<{ phase: string; tuples_done: string; tuples_total: string; blocks_done: string; blocks_total: string }>`
-      select phase, tuples_done::text, tuples_total::text, blocks_done::text, blocks_total::text
-      from pg_stat_progress_create_index where relid = to_regclass(${qualifiedTable})`
-      .execute(db)
-      .then(({ rows }) => {
-        const row = rows[0]
-        if (row && !stopped) {
+    inFlight = shards
+      .then((name) => (name === undefined ? coordinatorProgress(db, qualifiedTable) : shardProgress(db, name)))
+      .then((rows) => {
+        const first = rows[0]
+        if (first && !stopped) {
+          const sum = (key: keyof ProgressRow) => rows.reduce((total, row) => total + Number(row[key]), 0)
           report({
-            phase: row.phase,
-            tuplesDone: Number(row.tuples_done),
-            tuplesTotal: Number(row.tuples_total),
-            blocksDone: Number(row.blocks_done),
-            blocksTotal: Number(row.blocks_total),
+            phase: first.phase,
+            tuplesDone: sum('tuples_done'),
+            tuplesTotal: sum('tuples_total'),
+            blocksDone: sum('blocks_done'),
+            blocksTotal: sum('blocks_total'),
             elapsedMs: performance.now() - started,
           })
         }
@@ -343,6 +348,42 @@ function pollProgress(db: Database, qualifiedTable: string, started: number, rep
     clearTimeout(timer)
     await inFlight
   }
+}
+
+/** A row of `pg_stat_progress_create_index`, as the poll reads it. */
+interface ProgressRow {
+  phase: string
+  tuples_done: string | number
+  tuples_total: string | number
+  blocks_done: string | number
+  blocks_total: string | number
+}
+
+async function coordinatorProgress(db: Database, qualifiedTable: string): Promise<ProgressRow[]> {
+  const { rows } = await sql<ProgressRow>`
+    select phase, tuples_done::text, tuples_total::text, blocks_done::text, blocks_total::text
+    from pg_stat_progress_create_index where relid = to_regclass(${qualifiedTable})`.execute(db)
+  return rows
+}
+
+/** The shards' builds on every worker: their tables are the table's name + `_<shardid>`. */
+async function shardProgress(db: Database, table: string): Promise<ProgressRow[]> {
+  const { rows } = await sql<{ result: string }>`
+    select result from run_command_on_workers(format(
+      $cmd$select coalesce(json_agg(json_build_object('phase', p.phase, 'tuples_done', p.tuples_done,
+        'tuples_total', p.tuples_total, 'blocks_done', p.blocks_done, 'blocks_total', p.blocks_total)), '[]')
+      from pg_stat_progress_create_index p join pg_class c on c.oid = p.relid where c.relname ~ %L$cmd$,
+      ${`^${table}_[0-9]+$`}::text)) where success`.execute(db)
+  return rows.flatMap((r) => JSON.parse(r.result) as ProgressRow[])
+}
+
+/** The table's own name when it is distributed on Citus (its shards are named after it), else undefined. */
+async function distributedTableName(db: Database, qualifiedTable: string): Promise<string | undefined> {
+  if (!(await db.hasCitus())) return undefined
+  const { rows } = await sql<{ name: string }>`
+    select c.relname as name from pg_dist_partition p join pg_class c on c.oid = p.logicalrelid
+    where p.logicalrelid = to_regclass(${qualifiedTable})`.execute(db)
+  return rows[0]?.name
 }
 
 /** Shared-memory failures of parallel builds: disk full (53100) or out of memory (53200) in DSM. */
