@@ -296,17 +296,13 @@ async function dropIndex(db: Kysely<any>, schema: string | undefined, name: stri
 /** The size of an index in bytes, or undefined when it does not exist. `schema` defaults to the search path. */
 export async function indexBytes(db: Database, schema: string | undefined, name: string): Promise<number | undefined> {
   const qualified = quoteQualified(schema, name)
-  const { rows } = await sql<{ bytes: string | null; distributed: string | null }>`
+  const { rows } = await sql<{ bytes: string | null; table: string | null }>`
     select pg_relation_size(to_regclass(${qualified}))::text as bytes,
-      (select x.indrelid::regclass::text from pg_index x where x.indexrelid = to_regclass(${qualified})) as distributed`.execute(db)
+      (select x.indrelid::regclass::text from pg_index x where x.indexrelid = to_regclass(${qualified})) as table`.execute(db)
   const row = rows[0]
   if (row?.bytes == null) return undefined
   // On Citus the coordinator's index is an empty shell: the shards' indexes, summed.
-  if (row.distributed && (await db.hasCitus())) {
-    const { rows: dist } = await sql<{ yes: boolean }>`
-      select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${row.distributed})) as yes`.execute(db)
-    if (dist[0]?.yes) return (await shardIndexSizes(db, row.distributed))[name] ?? 0
-  }
+  if (row.table && (await distributedTableName(db, row.table)) !== undefined) return (await shardIndexSizes(db, row.table))[name] ?? 0
   return Number(row.bytes)
 }
 
