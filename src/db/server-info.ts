@@ -68,7 +68,9 @@ export async function ensureVectorExtension(db: Database): Promise<string> {
         const privilege = err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege
         throw new ExtensionMissingError(
           privilege
-            ? 'pgvector is available but this role may not create it: ask a superuser to run `CREATE EXTENSION vector` in this database.'
+            ? 'pgvector is available but this role may not create it: ask a superuser (or the database owner, where pgvector is ' +
+                'trusted) to run `CREATE EXTENSION vector` in this database, or run the migration `vectorExtensionMigration` ' +
+                "(pgscale's migrations/0001-vector-extension.ts) with your app's migrations as such a role."
             : `CREATE EXTENSION vector failed. ${INSTALL_HINT}`,
           { cause: err },
         )

@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/object-migrations.js'
 import { SchemaMismatchError } from '../errors.js'
+import { ensureVectorExtension } from '../db/server-info.js'
 import { bulkIngestWithIndexes, type BulkIngestOptions, type BulkIngestResult, type IngestRow } from './bulk-ingest.js'
 import { assertId } from './embedding.js'
 import { buildIndex, buildParameters, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
@@ -53,7 +54,8 @@ export class PgVectorStore {
 
   /**
    * Opens a store, creating its table and indexes if missing (idempotent; two processes opening
-   * at once is safe). An existing table with other dimensions, distance or `fullText` is a {@link SchemaMismatchError}.
+   * at once is safe), and the `vector` extension where the role may (else an `ExtensionMissingError`
+   * that names the fix). An existing table with other dimensions, distance or `fullText` is a {@link SchemaMismatchError}.
    * `handle` is a pgscale {@link Database}, the app's `Kysely` or its `pg.Pool`: the store uses the
    * app's pool, and the app's Kysely plugins never change what the store reads or returns.
    *
@@ -66,6 +68,9 @@ export class PgVectorStore {
   static async open(handle: DatabaseHandle, config: PgVectorStoreConfig): Promise<PgVectorStore> {
     const resolved = resolveStoreConfig(config)
     const db = adoptDatabase(handle)
+    // An adopted handle (the app's Kysely or pg.Pool) never went through connect(), which makes sure of
+    // pgvector: do the same here, or fail with an error that names the fix, not `type "vector" does not exist`.
+    await ensureVectorExtension(db)
     const key = `store:${resolved.schema ?? 'public'}.${resolved.table}`
     await migrateObject(
       db,

@@ -76,9 +76,27 @@ describe('rag-bench load', () => {
     expect(stderr.join('')).not.toMatch(/rag-bench load: /)
     expect(code).toBe(0)
     const report = JSON.parse(readFileSync(out, 'utf8'))
-    const required = ['config', 'isolation', 'machine', 'method', 'process', 'seeding', 'server', 'smoke', 'steps', 'warnings']
+    const required = [
+      'breaks',
+      'config',
+      'heldUpTo',
+      'isolation',
+      'machine',
+      'method',
+      'process',
+      'saturates',
+      'seeding',
+      'server',
+      'smoke',
+      'steps',
+      'verdict',
+      'warnings',
+    ]
     expect(Object.keys(report)).toEqual(expect.arrayContaining(required))
-    expect(Object.keys(report).every((k) => [...required, 'breaks', 'saturates', 'soak'].includes(k))).toBe(true)
+    expect(Object.keys(report).every((k) => [...required, 'soak'].includes(k))).toBe(true)
+    // The verdict is always written: a gate reading the JSON tells "held up to N" from a missing key.
+    if (report.verdict === 'held') expect([report.breaks, report.heldUpTo]).toEqual([null, 4])
+    else expect(report.breaks).toMatchObject({ clients: expect.any(Number), why: expect.any(String) })
     expect(Object.keys(report.steps[0]).sort()).toEqual(
       [
         'clientCpu',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { DatabaseError } from '../../src/index.js'
 import { CorpusTruth } from '../../bench/rag/load/corpus-truth.js'
-import { classifyFailure, findBreak, findSaturation, parseMix, pickOperation } from '../../bench/rag/load/ladder-analysis.js'
+import { classifyFailure, findBreak, findSaturation, ladderVerdict, parseMix, pickOperation } from '../../bench/rag/load/ladder-analysis.js'
 import { rssGrowthPerHour } from '../../bench/rag/load/soak.js'
 import { seededRandom } from '../../src/bench-kit.js'
 
@@ -23,6 +23,25 @@ describe('the ladder: where it breaks', () => {
   it('is nothing when every step held', () => {
     expect(findBreak([step(1, 100), step(2, 190)], 50)).toBeUndefined()
     expect(findBreak([], 50)).toBeUndefined()
+  })
+})
+
+describe('the ladder: the verdict a report always states', () => {
+  it('held: no break, and the largest step that held', () => {
+    expect(ladderVerdict([step(1, 100), step(2, 190), step(4, 200)], 50)).toEqual({ verdict: 'held', breaks: null, heldUpTo: 4 })
+  })
+
+  it('broke: the break, and the last step before it', () => {
+    expect(ladderVerdict([step(1, 100), step(2, 190), step(4, 200, 60)], 50)).toEqual({
+      verdict: 'broke',
+      breaks: { clients: 4, why: 'read p95 60.0 ms > 50 ms' },
+      heldUpTo: 2,
+    })
+    expect(ladderVerdict([step(1, 100, 70)], 50)).toMatchObject({ verdict: 'broke', heldUpTo: null })
+  })
+
+  it('not-run: no step (the smoke check failed)', () => {
+    expect(ladderVerdict([], 50)).toEqual({ verdict: 'not-run', breaks: null, heldUpTo: null })
   })
 })
 

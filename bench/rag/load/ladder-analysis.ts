@@ -44,6 +44,41 @@ export function findBreak(
   return undefined
 }
 
+/** The ladder's verdict as the JSON report states it: always present, so a gate never reads a missing key. */
+export interface LadderVerdict {
+  /** `held`: no step broke; `broke`: see `breaks`; `not-run`: no step ran (the smoke check failed). */
+  verdict: 'held' | 'broke' | 'not-run'
+  /** The first step that broke, or `null` when none did. */
+  breaks: { clients: number; why: string } | null
+  /** The most clients of a step that held before any break; `null` when the first step broke or none ran. */
+  heldUpTo: number | null
+}
+
+/**
+ * {@link findBreak} stated for a report: the verdict, the break (or `null`) and the largest step
+ * that held.
+ *
+ * ### Examples
+ * ```ts
+ * ladderVerdict([{ clients: 1, throughput: 100, readP95Ms: 3, errorRate: 0 }], 50) // { verdict: 'held', breaks: null, heldUpTo: 1 }
+ * ```
+ */
+export function ladderVerdict(steps: readonly StepOutcome[], maxP95Ms: number, maxErrorRate = 0.01): LadderVerdict {
+  if (steps.length === 0) return { verdict: 'not-run', breaks: null, heldUpTo: null }
+  const broke = findBreak(steps, maxP95Ms, maxErrorRate)
+  const held = broke
+    ? steps.slice(
+        0,
+        steps.findIndex((s) => s.clients === broke.clients),
+      )
+    : steps
+  return {
+    verdict: broke ? 'broke' : 'held',
+    breaks: broke ? { clients: broke.clients, why: broke.why } : null,
+    heldUpTo: held.length > 0 ? Math.max(...held.map((s) => s.clients)) : null,
+  }
+}
+
 /**
  * Where more clients stop buying throughput: the first step after which the next bought less than
  * `minGain` (default 10%) more. That step's clients and throughput are what to size a pool or

@@ -60,7 +60,9 @@ export function renderLoadReport(r: LoadBenchReport): string {
   lines.push(
     r.breaks
       ? `breaks at:     ${r.breaks.clients} clients (${r.breaks.why}; --max-p95-ms ${c.maxP95Ms})`
-      : `breaks at:     no step broke (read p95 ≤ ${c.maxP95Ms} ms and errors ≤ 1% at every step)`,
+      : r.verdict === 'not-run'
+        ? 'breaks at:     no step ran'
+        : `breaks at:     no step broke up to ${r.heldUpTo} clients (read p95 ≤ ${c.maxP95Ms} ms and errors ≤ 1% at every step)`,
   )
   lines.push(
     r.saturates

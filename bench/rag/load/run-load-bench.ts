@@ -13,7 +13,7 @@ import { countRecall, recallOf, seededRandom } from '../../../src/bench-kit.js'
 import { machineInfo, type MachineInfo } from '../../report/machine.js'
 import { generateCorpus, queryTexts, queryVectors, type CorpusSpec, type TenantSize } from '../../synthetic/corpus.js'
 import { CorpusTruth } from './corpus-truth.js'
-import { findBreak, findSaturation, type LoadOperation } from './ladder-analysis.js'
+import { findSaturation, ladderVerdict, type LadderVerdict, type LoadOperation } from './ladder-analysis.js'
 import { runLoadStep, type LoadContext, type LoadStep } from './load-step.js'
 import { runSoak, type SoakReport } from './soak.js'
 
@@ -46,8 +46,12 @@ export interface LoadBenchReport {
   seeding: { chunks: number; seconds: number; indexes: number }
   smoke: { queries: number; recallAt10: number; wrongRows: number; passed: boolean }
   steps: LoadStep[]
-  breaks?: { clients: number; why: string }
-  saturates?: { clients: number; throughput: number }
+  /** `held`, `broke` or `not-run`: always written, with `breaks` and `heldUpTo` (`null` when they do not apply). */
+  verdict: LadderVerdict['verdict']
+  breaks: LadderVerdict['breaks']
+  heldUpTo: LadderVerdict['heldUpTo']
+  /** Where throughput stopped growing, or `null` when it still grew at the last step. */
+  saturates: { clients: number; throughput: number } | null
   isolation: { rowsChecked: number; wrongRows: number }
   warnings: string[]
   soak?: SoakReport
@@ -239,7 +243,6 @@ function buildReport(
   soak: SoakReport | undefined,
 ): LoadBenchReport {
   const { tenants, ...rest } = c
-  const broke = findBreak(steps, c.maxP95Ms)
   const saturated = findSaturation(steps)
   const warnings = steps
     .filter((s) => s.clientCpu >= 0.9)
@@ -257,8 +260,8 @@ function buildReport(
     seeding,
     smoke,
     steps,
-    breaks: broke ? { clients: broke.clients, why: broke.why } : undefined,
-    saturates: saturated ? { clients: saturated.clients, throughput: saturated.throughput } : undefined,
+    ...ladderVerdict(steps, c.maxP95Ms),
+    saturates: saturated ? { clients: saturated.clients, throughput: saturated.throughput } : null,
     isolation: {
       rowsChecked: steps.reduce((s, x) => s + x.rowsChecked, 0) + (soak?.rowsChecked ?? 0),
       wrongRows: steps.reduce((s, x) => s + x.wrongRows, 0) + (soak?.wrongRows ?? 0),
