@@ -66,6 +66,12 @@ export type { Embedding } from './store/embedding.js'
 export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'
 export type { Distance, PgVectorStoreConfig, Quantization, VectorType } from './store/store-config.js'
 export { DEFAULT_RERANK } from './store/vector-type.js'
+export { matchesFilter } from './filter/filter-reference.js'
+export { FILTER_LIMITS, type MetadataFilter } from './filter/filter-tree.js'
+export type { MetadataFieldType } from './filter/metadata-field.js'
+export type { MetadataIndex, MetadataIndexOptions } from './store/metadata-indexes.js'
+export type { FindCursor, FindOptions, FindResult, FoundChunk } from './store/metadata-queries.js'
+export { DEFAULT_EXACT_BELOW, type FilterStrategy } from './store/filtered-search.js'
 export {
   TenantStore,
   type ChunkInput,

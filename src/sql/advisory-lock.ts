@@ -22,3 +22,17 @@ export function int32Hash(text: string): number {
 export function advisoryXactLock(lockClass: number, keys: readonly number[]): string {
   return `SELECT ${keys.map((k) => `pg_advisory_xact_lock(${lockClass | 0}, ${k | 0})`).join(', ')}`
 }
+
+/**
+ * `SELECT pg_advisory_xact_lock_shared(class, key)`: many holders at once, none beside an exclusive
+ * {@link advisoryXactLock} on the same key (which waits for them, and makes new ones wait).
+ *
+ * ### Examples
+ * ```ts
+ * advisoryXactLockShared(int32Hash('pgscale.store-tenant:"chunks"'), int32Hash('acme'))
+ * // 'SELECT pg_advisory_xact_lock_shared(-1234, 5678)'
+ * ```
+ */
+export function advisoryXactLockShared(lockClass: number, key: number): string {
+  return `SELECT pg_advisory_xact_lock_shared(${lockClass | 0}, ${key | 0})`
+}

@@ -3,6 +3,7 @@ import type { ObjectMigrationStep } from '../db/object-migrations.js'
 import { partitionName, storeIndexNames, tuningTable } from './index-names.js'
 import { quoteQualified } from '../sql/quote.js'
 import type { ResolvedStoreConfig } from './store-config.js'
+import { isoInstantFunction, isoInstantFunctionSql } from '../filter/iso-instant.js'
 
 /**
  * The schema of a store's chunks table, as versioned steps (run by `migrateObject`). Every key
@@ -56,6 +57,17 @@ export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationSt
             index_ef_construction integer,
             tuned_at timestamptz not null
           )`.execute(trx)
+      },
+    },
+    {
+      // 3: the timestamp reader of metadata filters (src/filter/iso-instant.ts), in the store's
+      // schema. Stores of one schema share it: they take turns creating it.
+      async up(trx) {
+        await sql`select pg_advisory_xact_lock(hashtext('pgscale.functions'), hashtext(${config.schema ?? 'public'}))`.execute(trx)
+        const { rows } = await sql<{
+          fn: string | null
+        }>`select to_regprocedure(${`${isoInstantFunction(config.schema)}(jsonb)`})::text as fn`.execute(trx)
+        if (!rows[0]?.fn) await sql.raw(isoInstantFunctionSql(config.schema)).execute(trx)
       },
     },
   ]

@@ -20,6 +20,16 @@ import { TuningCache, type TenantTuning } from './tenant-tuning.js'
 import { measureStoreRecall, type MeasureRecallOptions, type MeasureRecallResult } from './measure-recall.js'
 import { applyTenantTiers, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
 import { storeStats, type StoreStats } from './store-stats.js'
+import { renderFilteredStatements, type FilteredStatements } from './filtered-sql.js'
+import {
+  assertMetadataField,
+  createMetadataIndex,
+  DeclaredFields,
+  listMetadataIndexes,
+  type MetadataIndex,
+  type MetadataIndexOptions,
+} from './metadata-indexes.js'
+import type { MetadataFieldType } from '../filter/metadata-field.js'
 
 export type { BulkIngestOptions, BulkIngestResult } from './bulk-ingest.js'
 export { DEFAULT_MAX_OWN_INDEXES, DEFAULT_OWN_INDEX_ABOVE, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
@@ -41,6 +51,8 @@ export class PgVectorStore {
   readonly #sql: StoreStatements
   readonly #tuning: TuningCache
   readonly #indexed: IndexedTenants
+  readonly #filtered: FilteredStatements
+  readonly #fields: DeclaredFields
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
@@ -50,6 +62,8 @@ export class PgVectorStore {
     this.#sql = renderStatements(config)
     this.#tuning = new TuningCache(db, config)
     this.#indexed = new IndexedTenants(db, config)
+    this.#filtered = renderFilteredStatements(config)
+    this.#fields = new DeclaredFields(db, config)
   }
 
   /**
@@ -100,6 +114,7 @@ export class PgVectorStore {
     await distributeStore(db, resolved)
     const store = new PgVectorStore(db, resolved)
     await store.#tuning.reload()
+    await store.#fields.get()
     return store
   }
 
@@ -121,7 +136,7 @@ export class PgVectorStore {
    */
   forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
     const db = options.transaction === undefined ? this.#db : joinTransaction(options.transaction)
-    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning, this.#indexed)
+    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning, this.#indexed, this.#filtered, this.#fields)
   }
 
   /**
@@ -237,6 +252,25 @@ export class PgVectorStore {
   }
 
   /**
+   * Declares a metadata field and builds the expression index its filters use, led by `tenant_id`:
+   * equality, ranges and `$in` on `path` with operands of `type` are then served by it (exactly:
+   * rows where the path holds another type or an array are still matched by the general form). `type`
+   * is `string` (code-point order), `number`, `boolean` or `timestamp` (ISO-8601 strings with an
+   * offset, compared with `Date` operands). Recorded with the store, listed in `stats()`. Idempotent.
+   *
+   * ### Examples
+   * ```ts
+   * await store.createMetadataIndex('owner', 'string')
+   * await store.createMetadataIndex('published_at', 'timestamp', { concurrently: true })
+   * const hits = await store.forTenant('acme').search(embedding, { filter: { owner: { $in: ['ana', 'bo'] } } })
+   * ```
+   */
+  async createMetadataIndex(path: string, type: MetadataFieldType, options: MetadataIndexOptions = {}): Promise<MetadataIndex> {
+    const field = assertMetadataField(path, type)
+    return createMetadataIndex(this.#db, this.config, field, options).finally(() => this.#fields.invalidate())
+  }
+
+  /**
    * Rows, tenants and bytes: heap, TOAST, each index, total.
    *
    * ### Examples
@@ -245,7 +279,8 @@ export class PgVectorStore {
    * ```
    */
   async stats(): Promise<StoreStats> {
-    return storeStats(this.#db, this.config)
+    const [stats, metadataIndexes] = await Promise.all([storeStats(this.#db, this.config), listMetadataIndexes(this.#db, this.config)])
+    return { ...stats, metadataIndexes }
   }
 
   /** What the modules behind the facade need of this store. */

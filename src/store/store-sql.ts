@@ -13,12 +13,8 @@ export interface StoreStatements {
   replaceDocument: string
   /** $1 tenant, $2 query vector, $3 k → nearest first (index-served; re-sorted by exact distance). */
   search: string
-  /** search with $4 jsonb metadata containment filter. */
-  searchFiltered: string
   /** $1 tenant, $2 query vector, $3 k → exact nearest, never through an ANN index. */
   exactSearch: string
-  /** exactSearch with $4 jsonb filter. */
-  exactSearchFiltered: string
   /** $1 tenant, $2 vector, $3 query text, $4 k, $5 candidates per list, $6 RRF constant. */
   hybridSearch: string
   /** hybridSearch with the vector list in exact distance order (binary-quantized stores, tenants no index serves). */
@@ -27,12 +23,15 @@ export interface StoreStatements {
   copyRows: string
   /** The advisory-lock class of this table's document writers (computed once per store). */
   documentLockClass: number
+  /** The advisory-lock class of a tenant's writes: shared by document writers, exclusive for `deleteWhere`. */
+  tenantLockClass: number
 }
 
-const RESULT_COLUMNS = `document_id as "documentId", chunk_index as "chunkIndex", content, metadata`
+/** The columns of a result row. */
+export const RESULT_COLUMNS = `document_id as "documentId", chunk_index as "chunkIndex", content, metadata`
 
 /** The index order of a search: what the HNSW index holds (the vectors, their halfvec, their bits) compared with `$2`. */
-function indexOrder(c: ResolvedStoreConfig): string {
+export function indexOrder(c: ResolvedStoreConfig): string {
   const v = c.vectors
   return `${v.indexExpression} ${v.indexOperator} ${v.indexQuery('$2')}`
 }
@@ -41,7 +40,7 @@ function indexOrder(c: ResolvedStoreConfig): string {
  * The k-nearest statements: `knn` through the index (under binary quantization rerank × k
  * candidates in index order, re-ranked by the exact distance outside), `exact` never through it.
  */
-function nearestStatements(c: ResolvedStoreConfig): { knn: (filter: string) => string; exact: (filter: string) => string } {
+export function nearestStatements(c: ResolvedStoreConfig): { knn: (filter: string) => string; exact: (filter: string) => string } {
   const t = c.qualified
   const op = c.operator
   const candidates = c.rerank > 1 ? `$3 * ${c.rerank}` : '$3'
@@ -89,13 +88,12 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
       )
       select (select count(*) from written)::int as written, (select count(*) from removed)::int as removed`,
     search: knn(''),
-    searchFiltered: knn(' and metadata @> $4::jsonb'),
     exactSearch: exact(''),
-    exactSearchFiltered: exact(' and metadata @> $4::jsonb'),
     hybridSearch: hybridStatement(c, indexOrder(c)),
     hybridSearchExact: hybridStatement(c, `embedding ${op} $2`),
     copyRows: `copy ${t} (tenant_id, document_id, chunk_index, content, metadata, embedding) from stdin with (format binary)`,
     documentLockClass: int32Hash(`pgscale.store:${t}`),
+    tenantLockClass: int32Hash(`pgscale.store-tenant:${t}`),
   }
 }
 
@@ -105,14 +103,14 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
  * planner folds it to a constant and estimates its selectivity: a small tenant reads its rows by
  * primary key, a large one may use the GIN.
  */
-function hybridStatement(c: ResolvedStoreConfig, vectorOrder: string): string {
+export function hybridStatement(c: ResolvedStoreConfig, vectorOrder: string, filter = ''): string {
   const t = c.qualified
   const op = c.operator
   return `
       with by_vector as (
         select document_id, chunk_index, row_number() over (order by distance) as rank from (
           select document_id, chunk_index, embedding ${op} $2 as distance
-          from ${t} where tenant_id = $1
+          from ${t} where tenant_id = $1${filter}
           order by ${vectorOrder}
           limit $5
         ) v
@@ -121,7 +119,7 @@ function hybridStatement(c: ResolvedStoreConfig, vectorOrder: string): string {
         select document_id, chunk_index, row_number() over (order by score desc) as rank from (
           select document_id, chunk_index, ts_rank_cd(search_text, websearch_to_tsquery('${c.textSearchConfig}'::regconfig, $3)) as score
           from ${t}
-          where tenant_id = $1 and search_text @@ websearch_to_tsquery('${c.textSearchConfig}'::regconfig, $3)
+          where tenant_id = $1 and search_text @@ websearch_to_tsquery('${c.textSearchConfig}'::regconfig, $3)${filter}
           order by score desc
           limit $5
         ) f

@@ -9,6 +9,8 @@ export interface StoreStats {
   rows: number
   tenants: number
   bytes: { heap: number; toast: number; indexes: Record<string, number>; total: number }
+  /** The declared metadata fields and their indexes (`createMetadataIndex`); their sizes are in `bytes.indexes`. */
+  metadataIndexes?: Array<{ name: string; field: string; path: readonly string[]; type: string }>
 }
 
 /**

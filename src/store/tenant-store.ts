@@ -2,9 +2,15 @@ import { CompiledQuery, type QueryResult } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { LocalSettings } from '../db/local-settings.js'
 import { InvalidArgumentError } from '../errors.js'
-import { advisoryXactLock, int32Hash } from '../sql/advisory-lock.js'
+import { advisoryXactLock, advisoryXactLockShared, int32Hash } from '../sql/advisory-lock.js'
 import { ingestRows, type IngestOptions, type IngestResult, type TenantIngestRow } from './bulk-ingest.js'
-import { assertEmbedding, assertFilter, assertId, assertK, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
+import { assertEmbedding, assertId, assertK, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
+import { matchesEverything, parseFilter, type MetadataFilter } from '../filter/filter-tree.js'
+import { DEFAULT_EXACT_BELOW, exactFiltered, filteredSearch, type FilterStrategy } from './filtered-search.js'
+import { countChunks, deleteMatching, findChunks, type FindOptions, type FindResult } from './metadata-queries.js'
+import { compileForScope, type TenantScope } from './tenant-scope.js'
+import type { FilteredStatements } from './filtered-sql.js'
+import type { DeclaredFields } from './metadata-indexes.js'
 import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
 import type { IndexedTenants } from './indexed-tenants.js'
@@ -18,7 +24,7 @@ export interface ChunkInput {
   content: string
   /** Its embedding: `dimensions` finite numbers. */
   embedding: Embedding
-  /** Any JSON object; `search(..., { filter })` matches it by containment. */
+  /** Any JSON object; filters (`search(..., { filter })`, `find`, `count`, `deleteWhere`) match it. */
   metadata?: Record<string, unknown>
 }
 
@@ -52,8 +58,22 @@ export interface SearchOptions {
   efSearch?: number
   /** Iterative index scan: `relaxed` (default; results re-sorted by exact distance), `strict`, `off`. */
   iterativeScan?: IterativeScan
-  /** Only chunks whose metadata contains this object (`metadata @> filter`). */
-  filter?: Record<string, unknown>
+  /**
+   * Only chunks whose metadata matches this filter: MongoDB's query language (`{ kind: 'invoice',
+   * year: { $gte: 2024 } }`; docs/store.md "Filters"). The search keeps its recall under it: a filter
+   * that few rows pass is answered exactly, a broad one walks the index with iterative scan.
+   */
+  filter?: MetadataFilter
+  /**
+   * How a filtered search runs: `auto` (default) chooses per query from how many rows pass (at most
+   * `exactBelow` matching rows are scored exactly, more walk the index); `exact` always scores every
+   * matching row; `index` always walks the index. For measuring; `auto` is what to use.
+   */
+  filterStrategy?: FilterStrategy
+  /** `auto`'s threshold: matching rows it scores exactly. Default 2,000. */
+  exactBelow?: number
+  /** Candidates a filtered walk takes in index order before the exact re-sort. Default max(4k, 40). */
+  filterCandidates?: number
   /**
    * When the index returns fewer than `k` rows, answer with an exact scan of the tenant, so
    * a search never returns silently fewer than `min(k, chunks of the tenant)`. Default true.
@@ -74,6 +94,8 @@ export interface HybridSearchOptions {
   rrfK?: number
   /** `hnsw.ef_search` for the vector list. Default: the tenant's tuned value, else the store's. */
   efSearch?: number
+  /** Only chunks whose metadata matches, in both lists (docs/store.md "Filters"). */
+  filter?: MetadataFilter
 }
 
 type Executor = Pick<Database, 'executeQuery'>
@@ -97,6 +119,7 @@ export class TenantStore {
   readonly #sql: StoreStatements
   readonly #tuning: TuningCache
   readonly #indexed: IndexedTenants
+  readonly #scope: TenantScope
 
   /** The tenant every statement of this handle is scoped to. */
   readonly tenantId: string
@@ -109,6 +132,8 @@ export class TenantStore {
     tenantId: string,
     tuning: TuningCache,
     indexed: IndexedTenants,
+    filtered: FilteredStatements,
+    fields: DeclaredFields,
   ) {
     this.#db = db
     this.#config = config
@@ -116,6 +141,7 @@ export class TenantStore {
     this.#tuning = tuning
     this.#indexed = indexed
     this.tenantId = assertId(tenantId, 'tenant id')
+    this.#scope = { db, config, tenantId, statements: filtered, fields }
   }
 
   /**
@@ -220,14 +246,28 @@ export class TenantStore {
     )
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(k, options.efSearch ?? tuned?.efSearch ?? undefined, options.iterativeScan ?? 'relaxed')
-    const filter = options.filter === undefined ? undefined : JSON.stringify(assertFilter(options.filter, 'search filter'))
-    if (tuned?.exact || !(await this.#indexSearchPays())) return this.exactSearch(embedding, { k, filter: options.filter })
-    const text = filter === undefined ? this.#sql.search : this.#sql.searchFiltered
-    const params = filter === undefined ? [vector, k] : [vector, k, filter]
+    const filter = parseFilter(options.filter, 'search filter')
+    const exactOnly = tuned?.exact === true || !(await this.#indexSearchPays())
+    if (!matchesEverything(filter)) {
+      const strategy = options.filterStrategy ?? 'auto'
+      if (!['auto', 'exact', 'index'].includes(strategy)) {
+        throw new InvalidArgumentError(`filterStrategy must be auto, exact or index, got ${JSON.stringify(strategy)}`)
+      }
+      return filteredSearch(this.#scope, vector, filter, {
+        k,
+        exactOnly,
+        strategy,
+        exactBelow: assertIntegerIn(options.exactBelow ?? DEFAULT_EXACT_BELOW, 0, 1_000_000, 'exactBelow'),
+        settings,
+        candidates: assertIntegerIn(options.filterCandidates ?? Math.max(4 * k, 40), k, 10_000, 'filterCandidates'),
+        exactFallback: options.exactFallback !== false,
+      })
+    }
+    if (exactOnly) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
     // One round trip: the settings and the query in one message (Database.queryWithSettings).
-    const rows = await this.#db.queryWithSettings<SearchResult>(text, [this.tenantId, ...params], settings)
+    const rows = await this.#db.queryWithSettings<SearchResult>(this.#sql.search, [this.tenantId, vector, k], settings)
     if (rows.length >= k || options.exactFallback === false) return rows
-    return this.#run<SearchResult>(filter === undefined ? this.#sql.exactSearch : this.#sql.exactSearchFiltered, params)
+    return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
   }
 
   /**
@@ -244,9 +284,9 @@ export class TenantStore {
     const vector = toVectorLiteral(
       assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch', this.#config.vectorType),
     )
-    if (options.filter === undefined) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
-    const filter = JSON.stringify(assertFilter(options.filter, 'exactSearch filter'))
-    return this.#run<SearchResult>(this.#sql.exactSearchFiltered, [vector, k, filter])
+    const filter = parseFilter(options.filter, 'exactSearch filter')
+    if (matchesEverything(filter)) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
+    return exactFiltered(this.#scope, vector, filter, k)
   }
 
   /**
@@ -278,11 +318,61 @@ export class TenantStore {
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(candidates, options.efSearch ?? tuned?.efSearch ?? undefined, 'relaxed')
     if (options.text.includes('\u0000')) throw new InvalidArgumentError('hybridSearch: text cannot contain NUL (\\u0000)')
+    const filter = parseFilter(options.filter, 'hybridSearch filter')
+    const byIndex = await this.#indexSearchPays()
+    const params = [this.tenantId, vector, options.text, k, candidates, rrfK]
+    if (matchesEverything(filter)) {
+      return this.#db.queryWithSettings<HybridSearchResult>(
+        byIndex ? this.#sql.hybridSearch : this.#sql.hybridSearchExact,
+        params,
+        settings,
+      )
+    }
+    const f = await compileForScope(this.#scope, filter, 7)
     return this.#db.queryWithSettings<HybridSearchResult>(
-      (await this.#indexSearchPays()) ? this.#sql.hybridSearch : this.#sql.hybridSearchExact,
-      [this.tenantId, vector, options.text, k, candidates, rrfK],
+      this.#scope.statements.hybrid(f.sql, !byIndex),
+      [...params, ...f.params],
       settings,
     )
+  }
+
+  /**
+   * A page of this tenant's chunks (no embeddings) matching a filter, in document and chunk order;
+   * `next` continues it. Metadata queries: listing a document's chunks, an export, a check.
+   *
+   * ### Examples
+   * ```ts
+   * const { rows, next } = await acme.find({ filter: { kind: 'contract', year: { $gte: 2024 } }, limit: 100 })
+   * ```
+   */
+  find(options: FindOptions = {}): Promise<FindResult> {
+    return findChunks(this.#scope, options)
+  }
+
+  /**
+   * How many of this tenant's chunks match a filter (all of them without one).
+   *
+   * ### Examples
+   * ```ts
+   * const drafts = await acme.count({ status: 'draft' })
+   * ```
+   */
+  count(filter?: MetadataFilter): Promise<number> {
+    return countChunks(this.#scope, filter)
+  }
+
+  /**
+   * Deletes this tenant's chunks that match a filter (an empty filter is refused); resolves to how
+   * many. Concurrent `replaceDocument`s of the same documents take turns with it, so no document is
+   * left half-replaced and half-deleted.
+   *
+   * ### Examples
+   * ```ts
+   * const removed = await acme.deleteWhere({ source: 'import-2024-03', archived: true })
+   * ```
+   */
+  deleteWhere(filter: MetadataFilter): Promise<number> {
+    return deleteMatching(this.#scope, this.#sql.tenantLockClass, this.#tenantKey(), filter)
   }
 
   /**
@@ -298,9 +388,19 @@ export class TenantStore {
     return ingestRows(this.#db, { config: this.#config, copySql: this.#sql.copyRows, tenantId: this.tenantId }, rows, options)
   }
 
-  /** The advisory lock that makes writers of one document take turns (held to the end of the transaction). */
+  /**
+   * The locks that make writers of one document take turns (held to the end of the transaction):
+   * the tenant's write lock shared (so `deleteWhere`, which takes it exclusively, waits for them),
+   * then the document's.
+   */
   #documentLock(documentId: string): string {
-    return advisoryXactLock(this.#sql.documentLockClass, [int32Hash(`${this.tenantId}\u0000${documentId}`)])
+    return `${advisoryXactLockShared(this.#sql.tenantLockClass, this.#tenantKey())}; ${advisoryXactLock(this.#sql.documentLockClass, [
+      int32Hash(`${this.tenantId}\u0000${documentId}`),
+    ])}`
+  }
+
+  #tenantKey(): number {
+    return int32Hash(this.tenantId)
   }
 
   /**

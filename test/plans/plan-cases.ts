@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely'
 import { PgVectorStore, type Database, type LocalSettings } from '../../src/index.js'
-import { renderStatements } from '../../src/bench-kit.js'
+import { compileFilter, isoInstantFunction, parseFilter, renderFilteredStatements, renderStatements } from '../../src/bench-kit.js'
 import { monthsBetween } from '../../src/bench-kit.js'
 import { rebuildStatement, refreshStatement } from '../../src/bench-kit.js'
 import { generateCorpus, queryTexts, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
@@ -47,6 +47,8 @@ export async function seedPlanData(db: Database): Promise<PlanCase[]> {
   await sql`analyze expenses_monthly`.execute(db)
 
   const s = renderStatements(store.config)
+  const filtered = renderFilteredStatements(store.config)
+  const invoice = compileFilter(parseFilter({ kind: 'invoice' }, 'plan case'), { first: 5, instantFunction: isoInstantFunction(undefined) })
   const q = (tenant: string) => `[${Array.from(queryVectors(corpus, tenant, 1)[0]!).join(',')}]`
   const search: LocalSettings = { 'hnsw.ef_search': 100, 'hnsw.iterative_scan': 'relaxed_order' }
   const raw = (text: string, params: unknown[]): CompiledQuery => CompiledQuery.raw(text, params)
@@ -56,7 +58,7 @@ export async function seedPlanData(db: Database): Promise<PlanCase[]> {
     { name: 'store.search promoted tenant (own index)', statement: raw(s.search, ['promoted', q('promoted'), 10]), settings: search },
     {
       name: 'store.search with a metadata filter',
-      statement: raw(s.searchFiltered, ['large', q('large'), 10, '{"kind":"invoice"}']),
+      statement: raw(filtered.knn(invoice.sql), ['large', q('large'), 10, 40, ...invoice.params]),
       settings: search,
     },
     { name: 'store.exactSearch large tenant', statement: raw(s.exactSearch, ['large', q('large'), 10]) },

@@ -1,0 +1,65 @@
+import type { ResolvedStoreConfig } from './store-config.js'
+import { hybridStatement, indexOrder, nearestStatements, RESULT_COLUMNS } from './store-sql.js'
+
+/**
+ * The statements that take a compiled metadata filter (`filter`: a SQL boolean expression whose
+ * placeholders start where each statement says). In every one the tenant is `$1` and the filter is
+ * ANDed after `tenant_id = $1`, in parentheses, so no filter can widen the tenant's scope.
+ */
+export interface FilteredStatements {
+  /** $1 tenant, $2 vector, $3 k; filter from $4 → the exact k nearest matching rows. */
+  exact(filter: string): string
+  /**
+   * $1 tenant, $2 vector, $3 k, $4 cap; filter from $5 → the exact k nearest of at most `cap`
+   * matching rows, each row carrying `matched` (how many were read, at most cap).
+   */
+  probe(filter: string): string
+  /** $1 tenant, $2 vector, $3 k, $4 candidates; filter from $5 → candidates in index order, re-sorted by exact distance, k of them. */
+  knn(filter: string): string
+  /** The hybrid statement with the filter in both lists; filter from $7. */
+  hybrid(filter: string, exactOrder: boolean): string
+  /** $1 tenant, $2 limit[, $3 document, $4 chunk after which to start]; filter from $3 (or $5). */
+  find(filter: string, after: boolean): string
+  /** $1 tenant; filter from $2 → `n`. */
+  count(filter: string): string
+  /** $1 tenant; filter from $2 → deleted rows. */
+  delete(filter: string): string
+}
+
+export function renderFilteredStatements(c: ResolvedStoreConfig): FilteredStatements {
+  const t = c.qualified
+  const op = c.operator
+  const { exact } = nearestStatements(c)
+  return {
+    exact: (filter) => exact(` and (${filter})`),
+    probe: (filter) => `
+      select "documentId", "chunkIndex", content, metadata, distance, matched::int as matched from (
+        select *, count(*) over () as matched from (
+          select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
+          from ${t}
+          where tenant_id = $1 and (${filter})
+          limit $4
+        ) capped
+      ) scored
+      order by distance
+      limit $3`,
+    knn: (filter) => `
+      select "documentId", "chunkIndex", content, metadata, distance from (
+        select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
+        from ${t}
+        where tenant_id = $1 and (${filter})
+        order by ${indexOrder(c)}
+        limit $4
+      ) nearest
+      order by distance + 0
+      limit $3`,
+    hybrid: (filter, exactOrder) => hybridStatement(c, exactOrder ? `embedding ${op} $2` : indexOrder(c), ` and (${filter})`),
+    find: (filter, after) => `
+      select ${RESULT_COLUMNS} from ${t}
+      where tenant_id = $1${after ? ' and (document_id, chunk_index) > ($3, $4::int)' : ''} and (${filter})
+      order by document_id, chunk_index
+      limit $2`,
+    count: (filter) => `select count(*)::int as n from ${t} where tenant_id = $1 and (${filter})`,
+    delete: (filter) => `delete from ${t} where tenant_id = $1 and (${filter})`,
+  }
+}
