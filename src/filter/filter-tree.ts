@@ -116,7 +116,7 @@ class Parser {
         const any = children.length === 1 ? children[0]! : this.node({ kind: key === '$and' ? 'and' : 'or', children }, here)
         parts.push(key === '$nor' ? this.node({ kind: 'not', child: any }, here) : any)
       } else {
-        parts.push(this.field(this.path(key, here), item, here, depth + 1))
+        parts.push(this.field(this.path(key, here), item, here, depth))
       }
     }
     if (parts.length === 0) return MATCH_ALL

@@ -244,9 +244,9 @@ export class TenantStore {
     const vector = toVectorLiteral(
       assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search', this.#config.vectorType),
     )
+    const filter = parseFilter(options.filter, 'search filter')
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(k, options.efSearch ?? tuned?.efSearch ?? undefined, options.iterativeScan ?? 'relaxed')
-    const filter = parseFilter(options.filter, 'search filter')
     const exactOnly = tuned?.exact === true || !(await this.#indexSearchPays())
     if (!matchesEverything(filter)) {
       const strategy = options.filterStrategy ?? 'auto'
@@ -311,6 +311,7 @@ export class TenantStore {
     )
     const candidates = options.candidates ?? Math.max(4 * k, 40)
     assertIntegerIn(candidates, k, 10_000, 'hybridSearch: candidates')
+    const filter = parseFilter(options.filter, 'hybridSearch filter')
     const rrfK = options.rrfK ?? 60
     if (typeof rrfK !== 'number' || !Number.isFinite(rrfK) || rrfK < 0) {
       throw new InvalidArgumentError(`hybridSearch: rrfK must be a non-negative number, got ${String(rrfK)}`)
@@ -318,7 +319,6 @@ export class TenantStore {
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(candidates, options.efSearch ?? tuned?.efSearch ?? undefined, 'relaxed')
     if (options.text.includes('\u0000')) throw new InvalidArgumentError('hybridSearch: text cannot contain NUL (\\u0000)')
-    const filter = parseFilter(options.filter, 'hybridSearch filter')
     const byIndex = await this.#indexSearchPays()
     const params = [this.tenantId, vector, options.text, k, candidates, rrfK]
     if (matchesEverything(filter)) {

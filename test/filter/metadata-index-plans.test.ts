@@ -1,0 +1,103 @@
+import { sql } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { explain, indexesUsed, PgVectorStore, type MetadataFilter } from '../../src/index.js'
+import {
+  compileFilter,
+  isoInstantFunction,
+  MetadataFields,
+  parseFilter,
+  renderFilteredStatements,
+  toVectorLiteral,
+} from '../../src/bench-kit.js'
+import { useTestDatabase } from '../support/test-database.js'
+import { axisVector } from '../support/vectors.js'
+
+/**
+ * The plans of filtered statements: a condition on a declared field is served by that field's
+ * expression index (led by tenant_id), for equality, ranges, `$in` and timestamps; an undeclared
+ * field is not; and the index stays exact for rows whose value is of another type.
+ */
+const t = useTestDatabase()
+const ROWS = 6000
+let store: PgVectorStore
+let fields: MetadataFields
+
+beforeAll(async () => {
+  store = await PgVectorStore.open(t.db, { table: 'plan_filters', dimensions: 4, fullText: false })
+  await store.bulkIngest(
+    Array.from({ length: ROWS }, (_, i) => ({
+      tenantId: i % 3 === 0 ? 'other' : 'acme',
+      documentId: `d${Math.floor(i / 10)}`,
+      chunkIndex: i % 10,
+      content: `c${i}`,
+      embedding: axisVector(4, i, (i % 7) / 10),
+      // A few rows hold the field as another type: the index holds null for them, the filter still matches them exactly.
+      metadata: {
+        price: i % 997 === 0 ? String(i % 1000) : i % 1000,
+        owner: `u${i % 400}`,
+        at: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000).toISOString(),
+        plain: i % 1000,
+      },
+    })),
+  )
+  for (const [path, type] of [
+    ['price', 'number'],
+    ['owner', 'string'],
+    ['at', 'timestamp'],
+  ] as const) {
+    await store.createMetadataIndex(path, type)
+  }
+  await sql`vacuum analyze plan_filters`.execute(t.db)
+  fields = new MetadataFields((await store.stats()).metadataIndexes!.map((m) => ({ path: m.path, type: m.type as 'number' })))
+}, 120_000)
+
+async function countPlan(filter: MetadataFilter): Promise<string[]> {
+  const f = compileFilter(parseFilter(filter, 'plan'), { first: 2, fields, instantFunction: isoInstantFunction(undefined) })
+  const plan = await explain(t.db, renderFilteredStatements(store.config).count(f.sql), ['acme', ...f.params])
+  return indexesUsed(plan)
+}
+
+const indexOf = async (field: string) => (await store.stats()).metadataIndexes!.find((m) => m.field === field)!.name
+
+describe('metadata indexes serve filters on their fields', () => {
+  it('equality, range and $in on a number field use its index', async () => {
+    const price = await indexOf('price')
+    expect(await countPlan({ price: 7 })).toContain(price)
+    expect(await countPlan({ price: { $gte: 10, $lt: 12 } })).toContain(price)
+    expect(await countPlan({ price: { $in: [1, 2, 3] } })).toContain(price)
+  })
+
+  it('a string field, and a timestamp range with a Date', async () => {
+    expect(await countPlan({ owner: 'u7' })).toContain(await indexOf('owner'))
+    expect(await countPlan({ at: { $gte: new Date('2024-02-01T00:00:00Z'), $lt: new Date('2024-02-01T06:00:00Z') } })).toContain(
+      await indexOf('at'),
+    )
+  })
+
+  it('an undeclared field, or an operand of another type, uses no metadata index', async () => {
+    const names = (await store.stats()).metadataIndexes!.map((m) => m.name)
+    for (const filter of [{ plain: 7 }, { price: '7' }]) {
+      expect((await countPlan(filter)).filter((n) => names.includes(n))).toEqual([])
+    }
+  })
+
+  it('the probe of a filtered search uses the index too', async () => {
+    const f = compileFilter(parseFilter({ owner: 'u9' }, 'plan'), { first: 5, fields, instantFunction: isoInstantFunction(undefined) })
+    const plan = await explain(t.db, renderFilteredStatements(store.config).probe(f.sql), [
+      'acme',
+      toVectorLiteral(axisVector(4, 1)),
+      10,
+      2001,
+      ...f.params,
+    ])
+    expect(indexesUsed(plan)).toContain(await indexOf('owner'))
+  })
+
+  it('served by the index, the answer is still exact: rows holding the field as a string are matched by a string operand', async () => {
+    const acme = store.forTenant('acme')
+    const strings = Array.from({ length: ROWS }, (_, i) => i).filter((i) => i % 3 !== 0 && i % 997 === 0)
+    expect(await acme.count({ price: { $in: strings.map((i) => String(i % 1000)) } })).toBe(strings.length)
+    const sevens = Array.from({ length: ROWS }, (_, i) => i).filter((i) => i % 3 !== 0 && i % 1000 === 7 && i % 997 !== 0)
+    expect(await acme.count({ price: 7 })).toBe(sevens.length)
+  })
+})
