@@ -11,6 +11,7 @@ import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { ragLoad } from './rag-load.js'
 import { ragPlanning } from './rag-planning.js'
 import { ragQuantization } from './rag-quantization.js'
+import { ragFilters } from './rag-filters.js'
 import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** Builds the `rag-bench` command (commander wiring only; the work is in bench/rag). */
@@ -18,7 +19,7 @@ export function ragBenchCommand(): Command {
   return addCommonOptions(
     new Command('rag-bench')
       .description(
-        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder; `rag-bench planning --help`: the planning cost of tenant indexes; `rag-bench quantization --help`: halfvec and binary quantization side by side.',
+        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder; `rag-bench planning --help`: the planning cost of tenant indexes; `rag-bench quantization --help`: halfvec and binary quantization side by side; `rag-bench filters --help`: recall and latency under metadata filters.',
       )
       .option('--chunks <n>', 'chunks in all (default 20000; a --tenant-mix with sizes sets it)')
       .option('--tenants <n>', 'tenants of equal size (default 20)')
@@ -57,6 +58,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'load') return ragLoad(argv.slice(1))
   if (argv[0] === 'planning') return ragPlanning(argv.slice(1))
   if (argv[0] === 'quantization') return ragQuantization(argv.slice(1))
+  if (argv[0] === 'filters') return ragFilters(argv.slice(1))
   const program = ragBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string }>()

@@ -47,6 +47,7 @@ class Compiler {
   readonly vars: Record<string, JsonValue> = {}
   readonly params: string[] = []
   #aliases = 0
+  #variables = 0
   /** The placeholder of the operands' jsonb, allocated where first used (a statement may not leave a parameter unused). */
   #vars: { placeholder: string; index: number } | undefined
 
@@ -74,7 +75,7 @@ class Compiler {
 
   /** A jsonpath variable holding `value`: its name in jsonpath and its SQL accessor. */
   variable(value: JsonValue): { name: string; json: string; text: string } {
-    const name = `v${Object.keys(this.vars).length}`
+    const name = `v${this.#variables++}`
     this.vars[name] = value
     return { name: `$${name}`, json: `(${this.#varsParam} -> '${name}')`, text: `(${this.#varsParam} ->> '${name}')` }
   }
@@ -146,8 +147,9 @@ class Compiler {
     const others = values.filter((v) => v === null || typeof v === 'object')
     const parts = others.map((v) => this.eq(root, path, v))
     if (scalars.length > 0) {
-      const alternatives = scalars.map((v) => `@ == ${this.variable(v).name}`).join(' || ')
-      parts.unshift(this.exists(root, scalarTest(path, `(${alternatives})`)))
+      // One variable holding the values: `@ == $v[*]` is true when any of them equals (jsonpath compares sequences existentially).
+      const list = scalars.length === 1 ? this.variable(scalars[0]!).name : `${this.variable(scalars).name}[*]`
+      parts.unshift(this.exists(root, scalarTest(path, `@ == ${list}`)))
     }
     return parts.length === 1 ? parts[0]! : `(${parts.join(' or ')})`
   }

@@ -10,10 +10,11 @@ export interface FilteredStatements {
   /** $1 tenant, $2 vector, $3 k; filter from $4 → the exact k nearest matching rows. */
   exact(filter: string): string
   /**
-   * $1 tenant, $2 vector, $3 k, $4 cap; filter from $5 → the exact k nearest of at most `cap`
-   * matching rows, each row carrying `matched` (how many were read, at most cap).
+   * $1 tenant, $2 vector, $3 k, $4 cap, $5 candidates; filter from $6 → one statement that counts
+   * at most `cap` matching rows first (no vectors read), then runs one branch only: fewer than `cap`
+   * match → the exact k nearest of them; else the walk (`knn`). Each row says which (`exact`).
    */
-  probe(filter: string): string
+  auto(filter: string): string
   /** $1 tenant, $2 vector, $3 k, $4 candidates; filter from $5 → candidates in index order, re-sorted by exact distance, k of them. */
   knn(filter: string): string
   /** The hybrid statement with the filter in both lists; filter from $7. */
@@ -32,17 +33,32 @@ export function renderFilteredStatements(c: ResolvedStoreConfig): FilteredStatem
   const { exact } = nearestStatements(c)
   return {
     exact: (filter) => exact(` and (${filter})`),
-    probe: (filter) => `
-      select "documentId", "chunkIndex", content, metadata, distance, matched::int as matched from (
-        select *, count(*) over () as matched from (
-          select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
-          from ${t}
-          where tenant_id = $1 and (${filter})
-          limit $4
-        ) capped
+    // The probe is an InitPlan: each branch's `where` on it is a one-time filter, so the branch
+    // whose condition is false never runs its scan.
+    auto: (filter) => `
+      with probe as materialized (
+        select count(*)::int as matched from (select 1 from ${t} where tenant_id = $1 and (${filter}) limit $4) capped
+      )
+      (select "documentId", "chunkIndex", content, metadata, distance, true as exact from (
+        select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
+        from ${t}
+        where tenant_id = $1 and (${filter})
+        offset 0
       ) scored
+      where (select matched from probe) < $4
       order by distance
-      limit $3`,
+      limit $3)
+      union all
+      (select "documentId", "chunkIndex", content, metadata, distance, false as exact from (
+        select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
+        from ${t}
+        where tenant_id = $1 and (${filter})
+        order by ${indexOrder(c)}
+        limit $5
+      ) nearest
+      where (select matched from probe) >= $4
+      order by distance + 0
+      limit $3)`,
     knn: (filter) => `
       select "documentId", "chunkIndex", content, metadata, distance from (
         select ${RESULT_COLUMNS}, embedding ${op} $2 as distance

@@ -21,6 +21,7 @@ import { measureStoreRecall, type MeasureRecallOptions, type MeasureRecallResult
 import { applyTenantTiers, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
 import { storeStats, type StoreStats } from './store-stats.js'
 import { renderFilteredStatements, type FilteredStatements } from './filtered-sql.js'
+import { FilterVerdicts } from './filter-verdicts.js'
 import {
   assertMetadataField,
   createMetadataIndex,
@@ -53,6 +54,7 @@ export class PgVectorStore {
   readonly #indexed: IndexedTenants
   readonly #filtered: FilteredStatements
   readonly #fields: DeclaredFields
+  readonly #verdicts = new FilterVerdicts()
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
@@ -136,7 +138,7 @@ export class PgVectorStore {
    */
   forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
     const db = options.transaction === undefined ? this.#db : joinTransaction(options.transaction)
-    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning, this.#indexed, this.#filtered, this.#fields)
+    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning, this.#indexed, this.#filtered, this.#fields, this.#verdicts)
   }
 
   /**
@@ -151,7 +153,10 @@ export class PgVectorStore {
    * ```
    */
   async bulkIngest(rows: AsyncIterable<IngestRow> | Iterable<IngestRow>, options: BulkIngestOptions = {}): Promise<BulkIngestResult> {
-    return bulkIngestWithIndexes(this.#db, this.config, this.#sql.copyRows, rows, options).finally(() => this.#indexed.invalidate())
+    return bulkIngestWithIndexes(this.#db, this.config, this.#sql.copyRows, rows, options).finally(() => {
+      this.#indexed.invalidate()
+      this.#verdicts.clear()
+    })
   }
 
   /**

@@ -5,6 +5,7 @@ import type { FilterNode } from '../filter/filter-tree.js'
 import { isoInstantFunction } from '../filter/iso-instant.js'
 import type { FilteredStatements } from './filtered-sql.js'
 import type { DeclaredFields } from './metadata-indexes.js'
+import type { FilterVerdicts } from './filter-verdicts.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 
 /**
@@ -17,6 +18,8 @@ export interface TenantScope {
   readonly tenantId: string
   readonly statements: FilteredStatements
   readonly fields: DeclaredFields
+  /** What `auto` learned about filters, shared by the store's tenant handles. */
+  readonly verdicts: FilterVerdicts
 }
 
 /**

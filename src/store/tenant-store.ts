@@ -11,6 +11,7 @@ import { countChunks, deleteMatching, findChunks, type FindOptions, type FindRes
 import { compileForScope, type TenantScope } from './tenant-scope.js'
 import type { FilteredStatements } from './filtered-sql.js'
 import type { DeclaredFields } from './metadata-indexes.js'
+import type { FilterVerdicts } from './filter-verdicts.js'
 import { assertEfSearch, type ResolvedStoreConfig } from './store-config.js'
 import type { StoreStatements } from './store-sql.js'
 import type { IndexedTenants } from './indexed-tenants.js'
@@ -134,6 +135,7 @@ export class TenantStore {
     indexed: IndexedTenants,
     filtered: FilteredStatements,
     fields: DeclaredFields,
+    verdicts: FilterVerdicts,
   ) {
     this.#db = db
     this.#config = config
@@ -141,7 +143,7 @@ export class TenantStore {
     this.#tuning = tuning
     this.#indexed = indexed
     this.tenantId = assertId(tenantId, 'tenant id')
-    this.#scope = { db, config, tenantId, statements: filtered, fields }
+    this.#scope = { db, config, tenantId, statements: filtered, fields, verdicts }
   }
 
   /**

@@ -17,8 +17,8 @@ const SMALL = 120
 const LARGE = 200
 let pool: Database
 
-const version = (v: number, n: number): ChunkInput[] =>
-  Array.from({ length: n }, (_, i) => ({ content: `v${v}`, embedding: axisVector(4, i, 0.1), metadata: { tag: 'x', v } }))
+const version = (v: number, n: number, tag = 'x'): ChunkInput[] =>
+  Array.from({ length: n }, (_, i) => ({ content: `v${v}`, embedding: axisVector(4, i, 0.1), metadata: { tag, v } }))
 
 beforeAll(async () => {
   if (!t.url) return
@@ -56,7 +56,7 @@ describe('deleteWhere beside other writers', () => {
     async () => {
       const store = await PgVectorStore.open(pool, { table: 'dw_chunks', dimensions: 4 })
       const acme = store.forTenant('acme')
-      await acme.replaceDocument('held', version(1, SMALL))
+      await acme.replaceDocument('held', version(1, SMALL, 'held'))
       const appPool = new pg.Pool({ connectionString: t.url, max: 2 })
       const app = new Kysely<any>({ dialect: new PostgresDialect({ pool: appPool }) })
       try {
@@ -65,19 +65,19 @@ describe('deleteWhere beside other writers', () => {
         let replaced!: () => void
         const inside = new Promise<void>((resolve) => (replaced = resolve))
         const transaction = app.transaction().execute(async (trx) => {
-          await store.forTenant('acme', { transaction: trx }).replaceDocument('held', version(2, LARGE))
+          await store.forTenant('acme', { transaction: trx }).replaceDocument('held', version(2, LARGE, 'held'))
           replaced()
           await held
         })
         await inside
         // The delete's snapshot would see v1 (the replace has not committed), its rows locked by the replace.
-        const deleting = acme.deleteWhere({ tag: 'x' })
+        const deleting = acme.deleteWhere({ tag: 'held' })
         await new Promise((resolve) => setTimeout(resolve, 300))
         release()
         await transaction
         // Serialized after the replace: v2 seen whole, and deleted whole (not v1's rows only, leaving v2's tail).
         expect(await deleting).toBe(LARGE)
-        expect(await acme.count()).toBe(0)
+        expect(await acme.count({ tag: 'held' })).toBe(0)
       } finally {
         await app.destroy()
       }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { explain, indexesUsed, PgVectorStore, type MetadataFilter } from '../../src/index.js'
+import { explain, indexesUsed, PgVectorStore, planNodes, type MetadataFilter } from '../../src/index.js'
 import {
   compileFilter,
   isoInstantFunction,
@@ -81,16 +81,29 @@ describe('metadata indexes serve filters on their fields', () => {
     }
   })
 
-  it('the probe of a filtered search uses the index too', async () => {
-    const f = compileFilter(parseFilter({ owner: 'u9' }, 'plan'), { first: 5, fields, instantFunction: isoInstantFunction(undefined) })
-    const plan = await explain(t.db, renderFilteredStatements(store.config).probe(f.sql), [
-      'acme',
-      toVectorLiteral(axisVector(4, 1)),
-      10,
-      2001,
-      ...f.params,
-    ])
-    expect(indexesUsed(plan)).toContain(await indexOf('owner'))
+  it("a filtered search's one statement counts through the index, then runs one branch only", async () => {
+    await store.createTenantIndex('acme')
+    const statements = renderFilteredStatements(store.config)
+    const q = toVectorLiteral(axisVector(4, 1))
+    const run = async (filter: MetadataFilter) => {
+      const f = compileFilter(parseFilter(filter, 'plan'), { first: 6, fields, instantFunction: isoInstantFunction(undefined) })
+      const plan = await explain(t.db, statements.auto(f.sql), ['acme', q, 10, 1001, 40, ...f.params], {
+        analyze: true,
+        settings: { 'hnsw.ef_search': 40, 'hnsw.iterative_scan': 'relaxed_order' },
+      })
+      // A branch whose one-time filter is false is never executed: its scan runs 0 loops.
+      const ran = (name: string) => planNodes(plan).some((n) => n['Index Name'] === name && Number(n['Actual Loops']) > 0)
+      return { indexes: indexesUsed(plan), ran }
+    }
+    const hnsw = (await store.stats()).bytes.indexes
+    const tenantIndex = Object.keys(hnsw).find((n) => n.includes('_tenant_'))!
+    // 10 matching rows: counted through the owner index, scored exactly; the HNSW branch never runs.
+    const selective = await run({ owner: 'u9' })
+    expect(selective.indexes).toContain(await indexOf('owner'))
+    expect(selective.ran(tenantIndex)).toBe(false)
+    // Half the rows match: the count stops at the cap, and the HNSW walk answers.
+    const broad = await run({ price: { $lt: 500 } })
+    expect(broad.ran(tenantIndex)).toBe(true)
   })
 
   it('served by the index, the answer is still exact: rows holding the field as a string are matched by a string operand', async () => {
