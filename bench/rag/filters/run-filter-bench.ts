@@ -5,14 +5,16 @@ import {
   recallOf,
   type Database,
   type FilterStrategy,
+  type IngestRow,
   type RecallCount,
   type ServerInfo,
+  type TenantStore,
 } from '../../../src/index.js'
 import { machineInfo, type MachineInfo } from '../../report/machine.js'
 import { percentile } from '../../report/stats.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../synthetic/corpus.js'
 import { filterLadder, LADDER_FIELDS, withLadderFields, type LadderFilter } from './filter-ladder.js'
-import type { FilterPeers } from './filter-peers.js'
+import type { FilterPeer, FilterPeers } from './filter-peers.js'
 
 /** Parameters of `rag-bench filters`. */
 export interface FilterBenchConfig {
@@ -107,29 +109,7 @@ export async function runFilterBench(
     for (const row of generateCorpus(spec)) yield withLadderFields(row, c.seed)
   }
   try {
-    // What the metadata indexes cost a bulk load: the same rows into a table without them and one with them.
-    log(`loading ${(c.chunks + 3000).toLocaleString('en-US')} chunks twice: without and with the ${LADDER_FIELDS.length} metadata indexes`)
-    const bare = await PgVectorStore.open(db, { table: `${FILTER_SCHEMA}.bare`, dimensions: c.dim, fullText: false })
-    const without = await bare.bulkIngest(rows())
-    const store = await PgVectorStore.open(db, { table: `${FILTER_SCHEMA}.chunks`, dimensions: c.dim, fullText: false })
-    for (const [field, type] of LADDER_FIELDS) await store.createMetadataIndex(field, type)
-    const withIndexes = await store.bulkIngest(rows())
-    const built: FilterBenchReport['indexes']['built'] = []
-    for (const [field, type] of LADDER_FIELDS) {
-      const t0 = performance.now()
-      const index = await bare.createMetadataIndex(field, type)
-      const { rows: size } = await sql<{
-        b: string
-      }>`select pg_relation_size(${`${FILTER_SCHEMA}.${index.name}`}::regclass)::text as b`.execute(db)
-      built.push({ field, type, seconds: (performance.now() - t0) / 1000, bytes: Number(size[0]?.b ?? 0) })
-    }
-    await sql.raw(`drop table ${FILTER_SCHEMA}.bare`).execute(db)
-    for (const peer of peers) {
-      log(`loading the same rows into ${peer.name}`)
-      await peer.load(rows())
-    }
-    log(`loads: ${without.seconds.toFixed(1)} s without, ${withIndexes.seconds.toFixed(1)} s with metadata indexes`)
-
+    const { store, load } = await loadPhase(db, c, rows, peers, log)
     log('building HNSW indexes and tuning with optimize()')
     await store.createIndex({ parallelWorkers: 1 })
     await store.optimize({ ownIndexAbove: 1000 })
@@ -137,7 +117,6 @@ export async function runFilterBench(
     const tuning = (await store.tenantTuning()).find((t) => t.tenantId === TENANT)
     const tenant = store.forTenant(TENANT)
     const queries = queryVectors(spec, TENANT, c.queries)
-
     const unfiltered = await measure(
       queries,
       (q) => tenant.search(q, { k: 10 }),
@@ -147,45 +126,8 @@ export async function runFilterBench(
     log(
       `unfiltered: recall ${unfiltered.recallAt10.toFixed(3)}, p50 ${unfiltered.p50Ms.toFixed(2)} ms (ef_search ${tuning?.efSearch ?? 'default'})`,
     )
-
     const filters: FilterResult[] = []
-    for (const rung of filterLadder()) {
-      const matching = await tenant.count(rung.filter)
-      const truths = new Map<Float32Array, Awaited<ReturnType<typeof tenant.exactSearch>>>()
-      for (const q of queries) truths.set(q, await tenant.exactSearch(q, { k: 10, filter: rung.filter }))
-      const strategies: Record<string, StrategyResult> = {}
-      for (const s of STRATEGIES) {
-        strategies[s.name] = await measure(
-          queries,
-          (q) =>
-            tenant.search(q, {
-              k: 10,
-              filter: rung.filter,
-              filterStrategy: s.strategy,
-              exactBelow: c.exactBelow,
-              ...(s.fixedEf ? { efSearch: c.fixedEf } : {}),
-            }),
-          async (q) => truths.get(q)!,
-          Math.min(10, matching),
-        )
-      }
-      for (const peer of peers) {
-        strategies[peer.name] = await measure(
-          queries,
-          (q) => peer.search(TENANT, q, rung.filter),
-          async (q) => truths.get(q)!,
-          Math.min(10, matching),
-        )
-      }
-      const result = { label: rung.label, kind: rung.kind, target: rung.target, selectivity: matching / c.chunks, matching, strategies }
-      filters.push(result)
-      log(
-        `${rung.label.padEnd(24)} ${matching.toString().padStart(6)} rows: ` +
-          Object.entries(strategies)
-            .map(([name, r]) => `${name} ${r.recallAt10.toFixed(3)} @ ${r.p50Ms.toFixed(2)} ms`)
-            .join(' | '),
-      )
-    }
+    for (const rung of filterLadder()) filters.push(await measureRung(tenant, rung, queries, c, peers, log))
     return {
       machine: machineInfo(),
       server,
@@ -196,10 +138,7 @@ export async function runFilterBench(
         `${c.queries} seeded queries per filter, run one after another from one client (a filter repeats across its queries, as an ACL does: pgscale's choice counts the matching rows on the first and remembers the branch for a minute; "first" is that query); tie-aware recall@10 against exactSearch with the same filter (a hit: within the exact 10th distance + 0.001); ` +
         `"short": searches returning fewer than min(10, matching rows); pgscale's exactBelow ${c.exactBelow}; the fixed-ef walk at ef_search ${c.fixedEf}; load cost: the same rows bulk-loaded (binary COPY) into a table without and one with the metadata indexes`,
       tenant: { id: TENANT, chunks: c.chunks, efSearch: tuning?.efSearch ?? null, unfiltered },
-      indexes: {
-        load: { withoutSeconds: without.seconds, withSeconds: withIndexes.seconds, ratio: withIndexes.seconds / without.seconds },
-        built,
-      },
+      indexes: load,
       filters,
       targets: targets(filters, unfiltered.p50Ms),
       peers: [...peers.map((p) => ({ name: p.name, version: p.version })), ...skipped],
@@ -208,6 +147,77 @@ export async function runFilterBench(
     for (const peer of peers) await peer.close().catch(() => {})
     if (!c.keep) await sql.raw(`drop schema if exists ${FILTER_SCHEMA} cascade`).execute(db)
   }
+}
+
+/**
+ * What the metadata indexes cost a bulk load: the same rows into a table without them (then each
+ * index built after the load, timed and sized) and into the measured store with them declared first.
+ */
+async function loadPhase(
+  db: Database,
+  c: FilterBenchConfig,
+  rows: () => Iterable<IngestRow>,
+  peers: FilterPeer[],
+  log: (line: string) => void,
+): Promise<{ store: PgVectorStore; load: FilterBenchReport['indexes'] }> {
+  log(`loading ${(c.chunks + 3000).toLocaleString('en-US')} chunks twice: without and with the ${LADDER_FIELDS.length} metadata indexes`)
+  const bare = await PgVectorStore.open(db, { table: `${FILTER_SCHEMA}.bare`, dimensions: c.dim, fullText: false })
+  const without = await bare.bulkIngest(rows())
+  const store = await PgVectorStore.open(db, { table: `${FILTER_SCHEMA}.chunks`, dimensions: c.dim, fullText: false })
+  for (const [field, type] of LADDER_FIELDS) await store.createMetadataIndex(field, type)
+  const withIndexes = await store.bulkIngest(rows())
+  const built: FilterBenchReport['indexes']['built'] = []
+  for (const [field, type] of LADDER_FIELDS) {
+    const t0 = performance.now()
+    const index = await bare.createMetadataIndex(field, type)
+    const { rows: size } = await sql<{
+      b: string
+    }>`select pg_relation_size(${`${FILTER_SCHEMA}.${index.name}`}::regclass)::text as b`.execute(db)
+    built.push({ field, type, seconds: (performance.now() - t0) / 1000, bytes: Number(size[0]?.b ?? 0) })
+  }
+  await sql.raw(`drop table ${FILTER_SCHEMA}.bare`).execute(db)
+  for (const peer of peers) {
+    log(`loading the same rows into ${peer.name}`)
+    await peer.load(rows())
+  }
+  log(`loads: ${without.seconds.toFixed(1)} s without, ${withIndexes.seconds.toFixed(1)} s with metadata indexes`)
+  const load = { withoutSeconds: without.seconds, withSeconds: withIndexes.seconds, ratio: withIndexes.seconds / without.seconds }
+  return { store, load: { load, built } }
+}
+
+/** One rung: the exact filtered truths once, then every strategy and peer on the same queries. */
+async function measureRung(
+  tenant: TenantStore,
+  rung: LadderFilter,
+  queries: readonly Float32Array[],
+  c: FilterBenchConfig,
+  peers: FilterPeer[],
+  log: (line: string) => void,
+): Promise<FilterResult> {
+  const matching = await tenant.count(rung.filter)
+  const truths = new Map<Float32Array, Hit[]>()
+  for (const q of queries) truths.set(q, await tenant.exactSearch(q, { k: 10, filter: rung.filter }))
+  const truth = async (q: Float32Array) => truths.get(q)!
+  const expected = Math.min(10, matching)
+  const strategies: Record<string, StrategyResult> = {}
+  for (const s of STRATEGIES) {
+    const options = {
+      k: 10,
+      filter: rung.filter,
+      filterStrategy: s.strategy,
+      exactBelow: c.exactBelow,
+      ...(s.fixedEf ? { efSearch: c.fixedEf } : {}),
+    }
+    strategies[s.name] = await measure(queries, (q) => tenant.search(q, options), truth, expected)
+  }
+  for (const peer of peers) strategies[peer.name] = await measure(queries, (q) => peer.search(TENANT, q, rung.filter), truth, expected)
+  log(
+    `${rung.label.padEnd(24)} ${matching.toString().padStart(6)} rows: ` +
+      Object.entries(strategies)
+        .map(([name, r]) => `${name} ${r.recallAt10.toFixed(3)} @ ${r.p50Ms.toFixed(2)} ms`)
+        .join(' | '),
+  )
+  return { label: rung.label, kind: rung.kind, target: rung.target, selectivity: matching / c.chunks, matching, strategies }
 }
 
 type Hit = { documentId: string; chunkIndex: number; distance: number }
