@@ -28,6 +28,8 @@ export function renderFilterReport(r: FilterBenchReport): string {
       )
     }
   }
+  const unsupported = r.filters.flatMap((f) => f.unsupported.map((p) => `${p}: ${f.label}`))
+  if (unsupported.length) lines.push('', `not expressible in the peer's filter language (n/a): ${unsupported.join('; ')}`)
   lines.push('', 'targets (recall@10 ≥ 0.98, p50 ≤ 3× unfiltered):')
   for (const [name, t] of Object.entries(r.targets)) {
     const misses = [...t.recallMisses.map((m) => `recall ${m}`), ...t.latencyMisses.map((m) => `latency ${m}`)]

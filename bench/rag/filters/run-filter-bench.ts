@@ -50,6 +50,8 @@ export interface FilterResult {
   selectivity: number
   matching: number
   strategies: Record<string, StrategyResult>
+  /** Peers whose filter language cannot say this filter. */
+  unsupported: string[]
 }
 
 /** What `rag-bench filters --json` writes. */
@@ -210,14 +212,18 @@ async function measureRung(
     }
     strategies[s.name] = await measure(queries, (q) => tenant.search(q, options), truth, expected)
   }
-  for (const peer of peers) strategies[peer.name] = await measure(queries, (q) => peer.search(TENANT, q, rung.filter), truth, expected)
+  const unsupported: string[] = []
+  for (const peer of peers) {
+    if (peer.search(TENANT, queries[0]!, rung.filter) === undefined) unsupported.push(peer.name)
+    else strategies[peer.name] = await measure(queries, (q) => peer.search(TENANT, q, rung.filter)!, truth, expected)
+  }
   log(
     `${rung.label.padEnd(24)} ${matching.toString().padStart(6)} rows: ` +
       Object.entries(strategies)
         .map(([name, r]) => `${name} ${r.recallAt10.toFixed(3)} @ ${r.p50Ms.toFixed(2)} ms`)
         .join(' | '),
   )
-  return { label: rung.label, kind: rung.kind, target: rung.target, selectivity: matching / c.chunks, matching, strategies }
+  return { label: rung.label, kind: rung.kind, target: rung.target, selectivity: matching / c.chunks, matching, strategies, unsupported }
 }
 
 type Hit = { documentId: string; chunkIndex: number; distance: number }
