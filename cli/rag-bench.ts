@@ -12,6 +12,7 @@ import { ragLoad } from './rag-load.js'
 import { ragPlanning } from './rag-planning.js'
 import { ragQuantization } from './rag-quantization.js'
 import { ragFilters } from './rag-filters.js'
+import { compare } from './compare.js'
 import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** Builds the `rag-bench` command (commander wiring only; the work is in bench/rag). */
@@ -19,7 +20,7 @@ export function ragBenchCommand(): Command {
   return addCommonOptions(
     new Command('rag-bench')
       .description(
-        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder; `rag-bench planning --help`: the planning cost of tenant indexes; `rag-bench quantization --help`: halfvec and binary quantization side by side; `rag-bench filters --help`: recall and latency under metadata filters.',
+        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder; `rag-bench planning --help`: the planning cost of tenant indexes; `rag-bench quantization --help`: halfvec and binary quantization side by side; `rag-bench filters --help`: recall and latency under metadata filters; `rag-bench compare --help`: two reports side by side, a CI gate.',
       )
       .option('--chunks <n>', 'chunks in all (default 20000; a --tenant-mix with sizes sets it)')
       .option('--tenants <n>', 'tenants of equal size (default 20)')
@@ -59,6 +60,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'planning') return ragPlanning(argv.slice(1))
   if (argv[0] === 'quantization') return ragQuantization(argv.slice(1))
   if (argv[0] === 'filters') return ragFilters(argv.slice(1))
+  if (argv[0] === 'compare') return compare('rag-bench', argv.slice(1))
   const program = ragBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string }>()

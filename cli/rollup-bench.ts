@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { writeFileSync } from 'node:fs'
+import { compare } from './compare.js'
 import { Command } from 'commander'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { speedupChart } from '../bench/rollup/speedup-chart.js'
@@ -36,6 +37,7 @@ export function rollupBenchCommand(): Command {
  * ```
  */
 export async function rollupBench(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'compare') return compare('rollup-bench', argv.slice(1))
   const program = rollupBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<RollupBenchCli>()

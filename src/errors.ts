@@ -22,6 +22,7 @@ export type PgScaleErrorCode =
   | 'SCHEMA_MISMATCH'
   | 'INDEX_BUILD_FAILED'
   | 'PLAN_ASSERTION'
+  | 'PLAN_REGRESSION'
   | 'MIGRATION_FAILED'
   | 'DATABASE_ERROR'
 
@@ -127,6 +128,31 @@ export class IndexBuildError extends PgScaleError {
 export class PlanAssertionError extends PgScaleError {
   constructor(message: string) {
     super('PLAN_ASSERTION', message)
+  }
+}
+
+/** One changed plan shape: the statement's name, the recorded shape and the shape now. */
+export interface PlanShapeChange {
+  name: string
+  recorded: string
+  now: string
+}
+
+/**
+ * `checkPlanShapes` found statements whose plan shape changed, statements with no recording, or no
+ * shapes file at all; `changes` and `unrecorded` list them, the message shows both shapes of each.
+ */
+export class PlanRegressionError extends PgScaleError {
+  constructor(
+    message: string,
+    /** The statements whose shape changed. */
+    readonly changes: readonly PlanShapeChange[],
+    /** The statements the shapes file has no shape for. */
+    readonly unrecorded: readonly string[],
+    /** The shapes file compared with. */
+    readonly file: string,
+  ) {
+    super('PLAN_REGRESSION', message)
   }
 }
 

@@ -26,6 +26,7 @@ export {
 export { ensureVectorExtension, MIN_PGVECTOR_VERSION, type ServerInfo } from './db/server-info.js'
 export type { Capabilities, CopySource } from './db/session.js'
 export { expectPlan, noSeqScan, renderPlan, usesIndex } from './plan/assertions.js'
+export { checkPlanShapes, type PlanCase, type PlanShapesOptions, type PlanShapesResult, type PlanStatement } from './plan/plan-shapes.js'
 export {
   citusTasks,
   explain,
@@ -93,6 +94,8 @@ export {
   MigrationError,
   PgScaleError,
   PlanAssertionError,
+  PlanRegressionError,
+  type PlanShapeChange,
   ProviderUnavailableError,
   SchemaMismatchError,
   type PgScaleErrorCode,

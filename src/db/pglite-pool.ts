@@ -80,6 +80,7 @@ export function createPglitePool(pglite: PgliteLike): SessionPool {
     copy: 'buffered',
     multiStatementResults: true,
     maxBuildMemoryMb: 48,
+    inProcess: true,
   }
   return singleSessionPool(new PgliteSession(pglite), capabilities, () => pglite.close())
 }

@@ -48,6 +48,8 @@ export interface Capabilities {
    * 0.7 → 2.0 GB), at 63MB and below none did. Builds there run with at most this.
    */
   maxBuildMemoryMb?: number
+  /** The server runs inside this process (PGlite): its plans are recorded apart from a native server's of the same major. */
+  inProcess?: boolean
 }
 
 /** Hands out sessions; the driver releases each one when done, with the error that broke it, if any. */

@@ -28,6 +28,7 @@ describe('the error table in docs/database.md', () => {
       InvalidTimeZoneError: new pgscale.InvalidTimeZoneError('Mars/Olympus').code,
       IndexBuildError: new pgscale.IndexBuildError('x').code,
       PlanAssertionError: new pgscale.PlanAssertionError('x').code,
+      PlanRegressionError: new pgscale.PlanRegressionError('x', [], [], 'f').code,
       DatabaseError: new pgscale.DatabaseError({ message: 'x', code: '23505' }).code,
       MigrationError: new pgscale.MigrationError([], new Error('x')).code,
     }
