@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'commander'
-import { parseMix } from '../bench/rag/load/ladder-analysis.js'
+import { parseMix, type LoadOperation } from '../bench/rag/load/ladder-analysis.js'
 import { writeFileSync } from 'node:fs'
 import { ladderChart } from '../bench/rag/load/ladder-chart.js'
 import { renderLoadReport } from '../bench/rag/load/render-load-report.js'
@@ -25,7 +25,7 @@ interface LoadCliOptions extends CommonOptions {
   clients: number[]
   duration: number
   warmup: number
-  mix: Record<'search' | 'hybrid' | 'replace' | 'delete', number>
+  mix: Record<LoadOperation, number>
   maxP95Ms: number
   seed: string
   soak?: number
@@ -64,7 +64,7 @@ export function ragLoadCommand(): Command {
       .option('--clients <list>', 'concurrent clients per step, ascending', ascendingIntList('--clients', 1000), [1, 2, 4, 8, 16, 32])
       .option('--duration <s>', 'measured seconds per step', positiveNumber('--duration'), 15)
       .option('--warmup <s>', 'warm-up seconds before each step (not counted)', positiveNumber('--warmup'), 3)
-      .option('--mix <weights>', 'operation weights', mixOption, parseMix('search=80,hybrid=10,replace=8,delete=2'))
+      .option('--mix <weights>', 'operation weights', mixOption, parseMix('search=70,filtered=10,hybrid=10,replace=8,delete=2'))
       .option('--max-p95-ms <ms>', 'a step breaks when its read p95 passes this (or errors pass 1%)', positiveNumber('--max-p95-ms'), 50)
       .option('--seed <s>', 'data seed', '42')
       .option(

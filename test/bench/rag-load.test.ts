@@ -35,7 +35,7 @@ const config = (over: Partial<LoadBenchConfig> = {}): LoadBenchConfig => ({
   clients: [1, 2],
   seconds: 1,
   warmupSeconds: 0.2,
-  mix: parseMix('search=80,hybrid=10,replace=8,delete=2'),
+  mix: parseMix('search=70,filtered=10,hybrid=10,replace=8,delete=2'),
   maxP95Ms: 50,
   seed: 'load-test',
   soakMaxGrowthMbPerHour: 50,
@@ -120,6 +120,8 @@ describe('rag-bench load', () => {
     for (const s of report.steps) {
       expect(s.operations.search.count).toBeGreaterThan(0)
       expect(s.operations.search.p95Ms).toBeGreaterThanOrEqual(s.operations.search.p50Ms)
+      // ACL-filtered searches ran, their rows verified with the rest (tenant, document, ACL group).
+      expect(s.operations.filtered.count).toBeGreaterThan(0)
       expect(s.wrongRows).toBe(0)
       expect(s.database.commits).toBeGreaterThan(0)
       expect(s.database.bufferHitRatio).toBeGreaterThan(0)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { DatabaseError } from '../../src/index.js'
-import { CorpusTruth } from '../../bench/rag/load/corpus-truth.js'
+import { ACL_GROUPS, aclGroup, CorpusTruth } from '../../bench/rag/load/corpus-truth.js'
 import { classifyFailure, findBreak, findSaturation, ladderVerdict, parseMix, pickOperation } from '../../bench/rag/load/ladder-analysis.js'
 import { rssGrowthPerHour } from '../../bench/rag/load/soak.js'
 import { seededRandom } from '../../src/bench-kit.js'
@@ -87,8 +87,14 @@ describe('rejections are counted apart from errors', () => {
 
 describe('the operation mix', () => {
   it('parses weights, and refuses unknown operations, malformed parts and an all-zero mix', () => {
-    expect(parseMix('search=80,hybrid=10,replace=8,delete=2')).toEqual({ search: 80, hybrid: 10, replace: 8, delete: 2 })
-    expect(parseMix('search=1')).toEqual({ search: 1, hybrid: 0, replace: 0, delete: 0 })
+    expect(parseMix('search=70,filtered=10,hybrid=10,replace=8,delete=2')).toEqual({
+      search: 70,
+      filtered: 10,
+      hybrid: 10,
+      replace: 8,
+      delete: 2,
+    })
+    expect(parseMix('search=1')).toEqual({ search: 1, filtered: 0, hybrid: 0, replace: 0, delete: 0 })
     expect(() => parseMix('search=80,update=20')).toThrow(/update=20/)
     expect(() => parseMix('search')).toThrow(/OP=WEIGHT/)
     expect(() => parseMix('search=-1')).toThrow(/OP=WEIGHT/)
@@ -97,10 +103,11 @@ describe('the operation mix', () => {
 
   it('draws operations in proportion to their weights', () => {
     const random = seededRandom('mix')
-    const mix = parseMix('search=80,hybrid=10,replace=8,delete=2')
-    const counts = { search: 0, hybrid: 0, replace: 0, delete: 0 }
+    const mix = parseMix('search=70,filtered=10,hybrid=10,replace=8,delete=2')
+    const counts = { search: 0, filtered: 0, hybrid: 0, replace: 0, delete: 0 }
     for (let i = 0; i < 20_000; i++) counts[pickOperation(mix, () => random.next())]++
-    expect(counts.search / 20_000).toBeCloseTo(0.8, 1)
+    expect(counts.search / 20_000).toBeCloseTo(0.7, 1)
+    expect(counts.filtered / 20_000).toBeCloseTo(0.1, 1)
     expect(counts.hybrid / 20_000).toBeCloseTo(0.1, 1)
     expect(counts.replace / 20_000).toBeCloseTo(0.08, 1)
     expect(counts.delete).toBeGreaterThan(250)
@@ -144,6 +151,17 @@ describe('the truth every answer is checked against', () => {
     t.begin('acme', 'doc-1')
     t.end('acme', 'doc-1', 'replace', true)
     expect(t.check('acme', [row('doc-1', 'acme')], performance.now() + 1)).toEqual([])
+  })
+
+  it('under an ACL filter, a row of a group the caller was not given is wrong', () => {
+    const groups = new Set(['g1', 'g4'])
+    const acl = (documentId: string, group: string) => ({ documentId, metadata: { owner: 'acme', acl: group } })
+    expect(truth().check('acme', [acl('doc-1', 'g1'), acl('doc-2', 'g4')], 0, groups)).toEqual([])
+    expect(truth().check('acme', [acl('doc-1', 'g2')], 0, groups)[0]?.why).toBe('outside the ACL filter')
+    expect(truth().check('acme', [row('doc-1', 'acme')], 0, groups)[0]?.why).toBe('outside the ACL filter')
+    expect(aclGroup('acme/doc-1')).toBe(aclGroup('acme/doc-1'))
+    const spread = new Set(Array.from({ length: 200 }, (_, i) => aclGroup(`t/doc-${i}`)))
+    expect(spread.size).toBe(ACL_GROUPS)
   })
 
   it('a failed write changes nothing, and writing a document never seeded is a bench bug', () => {

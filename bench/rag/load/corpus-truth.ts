@@ -3,8 +3,18 @@ export interface WrongRow {
   caller: string
   documentId: string
   owner: unknown
-  why: 'other tenant' | 'unknown document' | 'deleted document'
+  why: 'other tenant' | 'unknown document' | 'deleted document' | 'outside the ACL filter'
 }
+
+/** The ACL group of a document (`metadata.acl`): one of {@link ACL_GROUPS}, fixed by its id, so a replace keeps it. */
+export function aclGroup(documentId: string): string {
+  let h = 0
+  for (let i = 0; i < documentId.length; i++) h = (Math.imul(h, 31) + documentId.charCodeAt(i)) | 0
+  return `g${(h >>> 0) % ACL_GROUPS}`
+}
+
+/** How many ACL groups the load corpus's documents fall into. */
+export const ACL_GROUPS = 8
 
 interface DocumentState {
   exists: boolean
@@ -72,9 +82,14 @@ export class CorpusTruth {
   /**
    * The wrong rows of one answer to `caller`, for a search that started at `startedAt`: a row of
    * another tenant, of a document the caller never had, or of a document deleted before the search
-   * started (and not being written since).
+   * started (and not being written since); under an ACL filter, a row outside the allowed groups.
    */
-  check(caller: string, rows: ReadonlyArray<{ documentId: string; metadata?: unknown }>, startedAt: number): WrongRow[] {
+  check(
+    caller: string,
+    rows: ReadonlyArray<{ documentId: string; metadata?: unknown }>,
+    startedAt: number,
+    aclGroups?: ReadonlySet<string>,
+  ): WrongRow[] {
     const wrong: WrongRow[] = []
     const docs = this.#tenants.get(caller)
     for (const row of rows) {
@@ -84,6 +99,8 @@ export class CorpusTruth {
       else if (!state) wrong.push({ caller, documentId: row.documentId, owner, why: 'unknown document' })
       else if (!state.exists && state.inFlight === 0 && state.changedAt < startedAt) {
         wrong.push({ caller, documentId: row.documentId, owner, why: 'deleted document' })
+      } else if (aclGroups && !aclGroups.has(String((row.metadata as { acl?: unknown } | undefined)?.acl))) {
+        wrong.push({ caller, documentId: row.documentId, owner, why: 'outside the ACL filter' })
       }
     }
     return wrong

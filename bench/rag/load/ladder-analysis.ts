@@ -1,5 +1,8 @@
 /** One operation a load client runs. */
-export type LoadOperation = 'search' | 'hybrid' | 'replace' | 'delete'
+export type LoadOperation = 'search' | 'filtered' | 'hybrid' | 'replace' | 'delete'
+
+/** Every operation, in the order reports list them. */
+export const LOAD_OPERATIONS: readonly LoadOperation[] = ['search', 'filtered', 'hybrid', 'replace', 'delete']
 
 /** What one step measured for one operation. */
 export interface OperationStats {
@@ -128,19 +131,19 @@ function sqlStateOf(err: unknown): string | undefined {
 }
 
 /**
- * Parses `search=80,hybrid=10,replace=8,delete=2` into weights; unknown operations, negative or
- * all-zero weights are refused.
+ * Parses `search=70,filtered=10,hybrid=10,replace=8,delete=2` into weights (`filtered`: a search under
+ * an ACL filter); unknown operations, negative or all-zero weights are refused.
  *
  * ### Examples
  * ```ts
- * parseMix('search=90,replace=10') // { search: 90, hybrid: 0, replace: 10, delete: 0 }
+ * parseMix('search=90,replace=10') // { search: 90, filtered: 0, hybrid: 0, replace: 10, delete: 0 }
  * ```
  */
 export function parseMix(text: string): Record<LoadOperation, number> {
-  const mix: Record<LoadOperation, number> = { search: 0, hybrid: 0, replace: 0, delete: 0 }
+  const mix: Record<LoadOperation, number> = { search: 0, filtered: 0, hybrid: 0, replace: 0, delete: 0 }
   for (const part of text.split(',')) {
-    const match = /^\s*(search|hybrid|replace|delete)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part)
-    if (!match) throw new RangeError(`--mix: "${part}" is not OP=WEIGHT with OP one of search, hybrid, replace, delete`)
+    const match = /^\s*(search|filtered|hybrid|replace|delete)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part)
+    if (!match) throw new RangeError(`--mix: "${part}" is not OP=WEIGHT with OP one of ${LOAD_OPERATIONS.join(', ')}`)
     mix[match[1] as LoadOperation] = Number(match[2])
   }
   if (Object.values(mix).every((w) => w === 0)) throw new RangeError('--mix: every weight is 0')
@@ -152,13 +155,13 @@ export function parseMix(text: string): Record<LoadOperation, number> {
  *
  * ### Examples
  * ```ts
- * pickOperation({ search: 1, hybrid: 0, replace: 0, delete: 0 }, Math.random) // 'search'
+ * pickOperation({ search: 1, filtered: 0, hybrid: 0, replace: 0, delete: 0 }, Math.random) // 'search'
  * ```
  */
 export function pickOperation(mix: Record<LoadOperation, number>, random: () => number): LoadOperation {
-  const total = mix.search + mix.hybrid + mix.replace + mix.delete
+  const total = LOAD_OPERATIONS.reduce((s, op) => s + mix[op], 0)
   let r = random() * total
-  for (const op of ['search', 'hybrid', 'replace', 'delete'] as const) {
+  for (const op of LOAD_OPERATIONS) {
     if (r < mix[op]) return op
     r -= mix[op]
   }

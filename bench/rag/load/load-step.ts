@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { ChunkInput, Database, Embedding, PgVectorStore } from '../../../src/index.js'
 import { percentile } from '../../report/stats.js'
 import type { CorpusTruth, WrongRow } from './corpus-truth.js'
-import { classifyFailure, pickOperation, type LoadOperation, type OperationStats } from './ladder-analysis.js'
+import { classifyFailure, LOAD_OPERATIONS, pickOperation, type LoadOperation, type OperationStats } from './ladder-analysis.js'
 
 /** What a step's clients draw from: the store, the truth, the mix, and pre-made inputs. */
 export interface LoadContext {
@@ -16,8 +16,10 @@ export interface LoadContext {
   pickTenant(): string
   /** A query vector and text of the tenant (pre-made: no generation inside the clock). */
   query(tenantId: string): { embedding: Embedding; text: string }
-  /** Chunks for a replacement of one document of `tenantId` (pre-made vectors). */
-  replacement(tenantId: string): ChunkInput[]
+  /** Chunks for a replacement of one document of `tenantId` (pre-made vectors; its ACL group kept). */
+  replacement(tenantId: string, documentId: string): ChunkInput[]
+  /** An ACL filter of the caller's groups (`{ acl: { $in: [...] } }`) and the groups it allows. */
+  aclFilter(): { filter: { acl: { $in: string[] } }; groups: ReadonlySet<string> }
 }
 
 /** What one step of the ladder measured. */
@@ -40,7 +42,7 @@ export interface LoadStep {
   clientCpu: number
 }
 
-const OPS: readonly LoadOperation[] = ['search', 'hybrid', 'replace', 'delete']
+const OPS = LOAD_OPERATIONS
 
 /**
  * Runs `clients` concurrent clients for `warmupSeconds` (not counted) and then `seconds`
@@ -91,9 +93,9 @@ interface Tally {
 }
 
 function newTally(): Tally {
-  const zero = () => ({ search: 0, hybrid: 0, replace: 0, delete: 0 })
+  const zero = () => ({ search: 0, filtered: 0, hybrid: 0, replace: 0, delete: 0 })
   return {
-    ms: { search: [], hybrid: [], replace: [], delete: [] },
+    ms: { search: [], filtered: [], hybrid: [], replace: [], delete: [] },
     errors: zero(),
     rejections: zero(),
     rowsChecked: 0,
@@ -126,14 +128,15 @@ async function runClient(ctx: LoadContext, measureFrom: number, measureTo: numbe
 
 async function runOperation(ctx: LoadContext, op: LoadOperation, tenantId: string, startedAt: number, tally: Tally): Promise<void> {
   const tenant = ctx.store.forTenant(tenantId)
-  if (op === 'search' || op === 'hybrid') {
+  if (op === 'search' || op === 'filtered' || op === 'hybrid') {
     const q = ctx.query(tenantId)
+    const acl = op === 'filtered' ? ctx.aclFilter() : undefined
     const rows =
-      op === 'search'
-        ? await tenant.search(q.embedding, { k: 10 })
-        : await tenant.hybridSearch({ embedding: q.embedding, text: q.text, k: 10 })
+      op === 'hybrid'
+        ? await tenant.hybridSearch({ embedding: q.embedding, text: q.text, k: 10 })
+        : await tenant.search(q.embedding, { k: 10, filter: acl?.filter })
     tally.rowsChecked += rows.length
-    const wrong = ctx.truth.check(tenantId, rows, startedAt)
+    const wrong = ctx.truth.check(tenantId, rows, startedAt, acl?.groups)
     tally.wrongCount += wrong.length
     tally.wrong.push(...wrong.slice(0, Math.max(0, 10 - tally.wrong.length)))
     return
@@ -143,7 +146,7 @@ async function runOperation(ctx: LoadContext, op: LoadOperation, tenantId: strin
   ctx.truth.begin(tenantId, documentId)
   let ok = false
   try {
-    if (op === 'replace') await tenant.replaceDocument(documentId, ctx.replacement(tenantId))
+    if (op === 'replace') await tenant.replaceDocument(documentId, ctx.replacement(tenantId, documentId))
     else await tenant.deleteDocument(documentId)
     ok = true
   } finally {
@@ -210,7 +213,7 @@ function summarizeStep(
   const done = OPS.reduce((s, op) => s + operations[op].count, 0)
   const errors = OPS.reduce((s, op) => s + operations[op].errors, 0)
   const rejections = OPS.reduce((s, op) => s + operations[op].rejections, 0)
-  const reads = [...tally.ms.search, ...tally.ms.hybrid]
+  const reads = [...tally.ms.search, ...tally.ms.filtered, ...tally.ms.hybrid]
   const hits = after.hits - before.hits
   const reads_ = after.reads - before.reads
   return {

@@ -24,7 +24,7 @@ export function renderLoadReport(r: LoadBenchReport): string {
     `method:     ${r.method}`,
     `smoke:      ${r.smoke.queries} searches vs exactSearch: recall@10 ${r.smoke.recallAt10.toFixed(3)}, ${r.smoke.wrongRows} wrong — ${r.smoke.passed ? 'passed' : 'FAILED'}`,
     '',
-    'clients  ops/s  read p95  search p50/p95/p99    hybrid p50/p95    replace p50/p95    delete p50/p95   errors  rejected  commits/s  hit %  client CPU',
+    'clients  ops/s  read p95  search p50/p95/p99    filtered p50/p95  hybrid p50/p95    replace p50/p95    delete p50/p95   errors  rejected  commits/s  hit %  client CPU',
   ]
   for (const s of r.steps) {
     const o = s.operations
@@ -36,6 +36,7 @@ export function renderLoadReport(r: LoadBenchReport): string {
         pad(s.throughput.toFixed(0), 6),
         pad(s.readP95Ms.toFixed(1), 9),
         pad(`${o.search.p50Ms.toFixed(1)}/${o.search.p95Ms.toFixed(1)}/${o.search.p99Ms.toFixed(1)}`, 19),
+        pad(pair(o.filtered.p50Ms, o.filtered.p95Ms), 17),
         pad(pair(o.hybrid.p50Ms, o.hybrid.p95Ms), 17),
         pad(pair(o.replace.p50Ms, o.replace.p95Ms), 18),
         pad(pair(o.delete.p50Ms, o.delete.p95Ms), 16),

@@ -12,7 +12,7 @@ import {
 import { countRecall, recallOf, seededRandom } from '../../../src/bench-kit.js'
 import { machineInfo, type MachineInfo } from '../../report/machine.js'
 import { generateCorpus, queryTexts, queryVectors, type CorpusSpec, type TenantSize } from '../../synthetic/corpus.js'
-import { CorpusTruth } from './corpus-truth.js'
+import { ACL_GROUPS, aclGroup, CorpusTruth } from './corpus-truth.js'
 import { findSaturation, ladderVerdict, type LadderVerdict, type LoadOperation } from './ladder-analysis.js'
 import { runLoadStep, type LoadContext, type LoadStep } from './load-step.js'
 import { runSoak, type SoakReport } from './soak.js'
@@ -123,12 +123,14 @@ export async function seedLoadCorpus(observer: Database, pool: Database, c: Load
   const started = performance.now()
   await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade; create schema ${LOAD_SCHEMA}`).execute(observer)
   const store = await PgVectorStore.open(pool, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
+  // The ACL filters of the mix's `filtered` searches use it (before the load: it is built through it).
+  await store.createMetadataIndex('acl', 'string')
   const truth = new CorpusTruth()
   const spec = corpusSpec(c)
   function* owned(): Generator<IngestRow> {
     for (const row of generateCorpus(spec)) {
       truth.seed(row.tenantId, row.documentId)
-      yield { ...row, metadata: { ...row.metadata, owner: row.tenantId } }
+      yield { ...row, metadata: { ...row.metadata, owner: row.tenantId, acl: aclGroup(row.documentId) } }
     }
   }
   log(`seeding ${c.chunks.toLocaleString('en-US')} chunks (${c.tenants.length} tenants, ${c.mixLabel}, dim ${c.dim})`)
@@ -193,13 +195,20 @@ export function loadContext(store: PgVectorStore, observer: Database, truth: Cor
       }
       return list[Math.floor(random.next() * list.length)]!
     },
-    replacement(tenantId): ChunkInput[] {
+    replacement(tenantId, documentId): ChunkInput[] {
       const first = (next++ % 64) * c.chunksPerDoc
       return replacementVectors.slice(first, first + c.chunksPerDoc).map((embedding, i) => ({
         content: `replacement ${i} for ${tenantId}`,
         embedding,
-        metadata: { owner: tenantId, kind: 'replacement' },
+        metadata: { owner: tenantId, kind: 'replacement', acl: aclGroup(documentId) },
       }))
+    },
+    aclFilter() {
+      // A user in two of the eight groups: about a quarter of a tenant's documents.
+      const a = Math.floor(random.next() * ACL_GROUPS)
+      const b = (a + 1 + Math.floor(random.next() * (ACL_GROUPS - 1))) % ACL_GROUPS
+      const groups = [`g${a}`, `g${b}`]
+      return { filter: { acl: { $in: groups } }, groups: new Set(groups) }
     },
   }
 }
@@ -256,7 +265,7 @@ function buildReport(
     server,
     config: { ...rest, tenantCount: tenants.length, largestTenant: Math.max(...tenants.map((t) => t.chunks)) },
     method:
-      'one Node process, N clients as concurrent async loops on one pg pool of max(N)+1 connections; each draws an operation from the mix and a tenant with probability ∝ its chunks; search/hybrid k=10 through the store (tuned per tenant by optimize()), replace = replaceDocument of 20 pre-made chunks, delete = deleteDocument of a random document of the tenant (replaced again later); latencies of operations that started after the warm-up and ended inside the step; every returned row checked: metadata.owner is the caller, the document is one the caller holds (or held while the search ran); database view: pg_stat_database deltas over the step, wait events of active client backends sampled every 200 ms',
+      'one Node process, N clients as concurrent async loops on one pg pool of max(N)+1 connections; each draws an operation from the mix and a tenant with probability ∝ its chunks; search/hybrid k=10 through the store (tuned per tenant by optimize()), filtered = search k=10 under an ACL filter { acl: { $in: [2 of 8 groups] } } (metadata index on acl; every row also checked to be in the groups), replace = replaceDocument of 20 pre-made chunks, delete = deleteDocument of a random document of the tenant (replaced again later); latencies of operations that started after the warm-up and ended inside the step; every returned row checked: metadata.owner is the caller, the document is one the caller holds (or held while the search ran); database view: pg_stat_database deltas over the step, wait events of active client backends sampled every 200 ms',
     seeding,
     smoke,
     steps,
