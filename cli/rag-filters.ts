@@ -1,19 +1,13 @@
 import { writeFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { filterChart, renderFilterReport } from '../bench/rag/filters/render-filter-report.js'
-import { FILTER_SCHEMA, runFilterBench } from '../bench/rag/filters/run-filter-bench.js'
+import { FILTER_SCHEMA, runFilterBench, type FilterBenchConfig } from '../bench/rag/filters/run-filter-bench.js'
 import { loadFilterPeers } from '../bench/rag/filters/filter-peers.js'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { DEFAULT_EXACT_BELOW } from '../src/index.js'
 import { addCommonOptions, dropSchemaOnInterrupt, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
-interface FilterCliOptions extends CommonOptions {
-  chunks: number
-  dim: number
-  queries: number
-  seed: string
-  fixedEf: number
-  exactBelow: number
+interface FilterCliOptions extends CommonOptions, Omit<FilterBenchConfig, 'keep'> {
   peers: boolean
   plot?: string
 }

@@ -31,6 +31,15 @@ export function renderFilteredStatements(c: ResolvedStoreConfig): FilteredStatem
   const t = c.qualified
   const op = c.operator
   const { exact } = nearestStatements(c)
+  /** The tenant's matching rows with their exact distance. */
+  const matching = (filter: string) => `
+        select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
+        from ${t}
+        where tenant_id = $1 and (${filter})`
+  /** The first `limit` matching rows in the HNSW index's order (the walk). */
+  const walked = (filter: string, limit: string) => `${matching(filter)}
+        order by ${indexOrder(c)}
+        limit ${limit}`
   return {
     exact: (filter) => exact(` and (${filter})`),
     // The probe is an InitPlan: each branch's `where` on it is a one-time filter, so the branch
@@ -39,33 +48,20 @@ export function renderFilteredStatements(c: ResolvedStoreConfig): FilteredStatem
       with probe as materialized (
         select count(*)::int as matched from (select 1 from ${t} where tenant_id = $1 and (${filter}) limit $4) capped
       )
-      (select "documentId", "chunkIndex", content, metadata, distance, true as exact from (
-        select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
-        from ${t}
-        where tenant_id = $1 and (${filter})
+      (select "documentId", "chunkIndex", content, metadata, distance, true as exact from (${matching(filter)}
         offset 0
       ) scored
       where (select matched from probe) < $4
       order by distance
       limit $3)
       union all
-      (select "documentId", "chunkIndex", content, metadata, distance, false as exact from (
-        select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
-        from ${t}
-        where tenant_id = $1 and (${filter})
-        order by ${indexOrder(c)}
-        limit $5
+      (select "documentId", "chunkIndex", content, metadata, distance, false as exact from (${walked(filter, '$5')}
       ) nearest
       where (select matched from probe) >= $4
       order by distance + 0
       limit $3)`,
     knn: (filter) => `
-      select "documentId", "chunkIndex", content, metadata, distance from (
-        select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
-        from ${t}
-        where tenant_id = $1 and (${filter})
-        order by ${indexOrder(c)}
-        limit $4
+      select "documentId", "chunkIndex", content, metadata, distance from (${walked(filter, '$4')}
       ) nearest
       order by distance + 0
       limit $3`,
