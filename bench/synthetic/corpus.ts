@@ -90,9 +90,37 @@ function makeTopic(random: Random, dim: number, rank: number, id: number): Topic
   return { id, centroid: randomUnitVector(random, dim), basis: Array.from({ length: rank }, () => randomUnitVector(random, dim)) }
 }
 
+let calls = 0
+
+/**
+ * How many times this process called `generateCorpus`, `queryVectors` or `queryTexts`: what a load
+ * step must not change (its inputs are made before the clock starts).
+ *
+ * ### Examples
+ * ```ts
+ * const before = generatorCalls(); await runLoadStep(ctx, 4, 15, 3); generatorCalls() === before
+ * ```
+ */
+export function generatorCalls(): number {
+  return calls
+}
+
+const pools = new Map<string, Topic[]>()
+
+/**
+ * The shared topics of a spec, built once per seed and shape (they are read, never changed):
+ * rebuilding them cost ~16 ms per call, and `queryVectors` made them for every tenant.
+ */
 function topicPool(spec: CorpusSpec): Topic[] {
-  const random = seededRandom(`${spec.seed}:topics`)
-  return Array.from({ length: spec.sharedTopics ?? 32 }, (_, i) => makeTopic(random, spec.dim, spec.topicRank ?? 12, i))
+  const key = `${spec.seed}|${spec.dim}|${spec.sharedTopics ?? 32}|${spec.topicRank ?? 12}`
+  let pool = pools.get(key)
+  if (!pool) {
+    const random = seededRandom(`${spec.seed}:topics`)
+    pool = Array.from({ length: spec.sharedTopics ?? 32 }, (_, i) => makeTopic(random, spec.dim, spec.topicRank ?? 12, i))
+    if (pools.size >= 8) pools.delete(pools.keys().next().value!)
+    pools.set(key, pool)
+  }
+  return pool
 }
 
 function tenantTopics(spec: CorpusSpec, tenant: string, pool: Topic[]): Topic[] {
@@ -138,6 +166,7 @@ function around(random: Random, center: Float32Array, topic: Topic, spread: numb
  * ```
  */
 export function* generateCorpus(spec: CorpusSpec): Generator<IngestRow> {
+  calls++
   const pool = topicPool(spec)
   const perDoc = spec.chunksPerDoc ?? 20
   const noise = spec.noise ?? 0.75
@@ -222,6 +251,7 @@ function zipfPicker(n: number, s: number): (random: Random) => number {
  * ```
  */
 export function queryVectors(spec: CorpusSpec, tenant: string, count: number): Float32Array[] {
+  calls++
   const topics = tenantTopics(spec, tenant, topicPool(spec))
   const random = seededRandom(`${spec.seed}:queries:${tenant}`)
   return Array.from({ length: count }, () => {
@@ -239,6 +269,7 @@ export function queryVectors(spec: CorpusSpec, tenant: string, count: number): F
  * ```
  */
 export function queryTexts(spec: CorpusSpec, tenant: string, count: number): string[] {
+  calls++
   const topics = tenantTopics(spec, tenant, topicPool(spec))
   const random = seededRandom(`${spec.seed}:query-texts:${tenant}`)
   return Array.from({ length: count }, () => {

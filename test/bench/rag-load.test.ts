@@ -9,6 +9,7 @@ import { parseMix } from '../../bench/rag/load/ladder-analysis.js'
 import { runLoadStep } from '../../bench/rag/load/load-step.js'
 import { LOAD_SCHEMA, loadContext, seedLoadCorpus, type LoadBenchConfig } from '../../bench/rag/load/run-load-bench.js'
 import { parseTenantMix, tenantsOf } from '../../bench/rag/tenant-mix.js'
+import { generatorCalls } from '../../bench/synthetic/corpus.js'
 import { itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 
@@ -134,6 +135,24 @@ describe('rag-bench load', () => {
     expect(report.isolation.rowsChecked).toBeGreaterThan(100)
     const { rows } = await sql<{ present: boolean }>`select to_regnamespace(${LOAD_SCHEMA}) is not null as present`.execute(t.db)
     expect(rows[0]!.present).toBe(false)
+  })
+
+  withServer('nothing the clients send is generated while a step runs (the generator counts its calls)', async () => {
+    const pool = await connect({ connectionString: t.url!, max: 3 })
+    try {
+      const c = config()
+      const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+      const ctx = loadContext(store, t.db, truth, c)
+      const before = generatorCalls()
+      const step = await runLoadStep(ctx, 2, 0.6, 0.1)
+      expect(Object.values(step.operations).reduce((n, o) => n + o.count, 0)).toBeGreaterThan(0)
+      expect(generatorCalls()).toBe(before)
+      // Every tenant that can be drawn has its queries already.
+      for (const tenant of tenants) expect(ctx.query(tenant.id).embedding).toHaveLength(c.dim)
+    } finally {
+      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
+      await pool.close()
+    }
   })
 
   withServer('the verifier catches a planted row of another tenant', async () => {

@@ -14,7 +14,7 @@ export interface LoadContext {
   random: () => number
   /** A tenant drawn with the corpus's skew (bigger tenants get more traffic). */
   pickTenant(): string
-  /** A query vector and text of the tenant (pre-made: no generation inside the clock). */
+  /** A query vector and text of the tenant (made before the first step: no generation inside the clock). */
   query(tenantId: string): { embedding: Embedding; text: string }
   /** Chunks for a replacement of one document of `tenantId` (pre-made vectors; its ACL group kept). */
   replacement(tenantId: string, documentId: string): ChunkInput[]

@@ -150,8 +150,9 @@ function corpusSpec(c: LoadBenchConfig): CorpusSpec {
 }
 
 /**
- * What the clients draw from: tenants by size, eight queries per tenant (made on first use),
- * replacement vectors made once — nothing generated inside the clock.
+ * What the clients draw from: tenants by size, the queries of every tenant (eight each; four past
+ * 1,000 tenants) and replacement vectors, all made here, before the first step — nothing generated
+ * inside the clock (the generator counts its calls, `generatorCalls()`, and a test holds a step to zero).
  *
  * ### Examples
  * ```ts
@@ -164,7 +165,15 @@ export function loadContext(store: PgVectorStore, observer: Database, truth: Cor
   const cumulative: number[] = []
   let total = 0
   for (const t of c.tenants) cumulative.push((total += t.chunks))
+  const perTenant = c.tenants.length > 1000 ? 4 : 8
   const queries = new Map<string, Array<{ embedding: Embedding; text: string }>>()
+  for (const { id } of c.tenants) {
+    const texts = queryTexts(spec, id, perTenant)
+    queries.set(
+      id,
+      queryVectors(spec, id, perTenant).map((embedding, i) => ({ embedding, text: texts[i]! })),
+    )
+  }
   const replacementVectors = [
     ...generateCorpus({ ...spec, seed: `${c.seed}:replacements`, tenants: [{ id: 'r', chunks: 64 * c.chunksPerDoc }] }),
   ].map((r) => r.embedding)
@@ -187,12 +196,8 @@ export function loadContext(store: PgVectorStore, observer: Database, truth: Cor
       return c.tenants[lo]!.id
     },
     query(tenantId) {
-      let list = queries.get(tenantId)
-      if (!list) {
-        const texts = queryTexts(spec, tenantId, 8)
-        list = queryVectors(spec, tenantId, 8).map((embedding, i) => ({ embedding, text: texts[i]! }))
-        queries.set(tenantId, list)
-      }
+      const list = queries.get(tenantId)
+      if (!list) throw new Error(`rag-bench load: ${tenantId} is not a tenant of the corpus`)
       return list[Math.floor(random.next() * list.length)]!
     },
     replacement(tenantId, documentId): ChunkInput[] {
