@@ -84,37 +84,6 @@ export function assertK(value: unknown): number {
   return assertIntegerIn(value, 1, 1000, 'k')
 }
 
-/**
- * Checks a metadata filter: a plain object whose every value, at any depth, is JSON (string,
- * finite number, boolean, null, array, object). An `undefined` would vanish in JSON and widen the
- * filter (`{ owner: undefined }` would match every chunk), so it is an error, as is anything JSON
- * cannot say.
- */
-export function assertFilter(value: unknown, where: string): Record<string, unknown> {
-  const filter = assertMetadata(value, where)
-  assertJsonValue(filter, `${where}`)
-  return filter
-}
-
-function assertJsonValue(value: unknown, path: string): void {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return
-  if (typeof value === 'number') {
-    if (Number.isFinite(value)) return
-    throw new InvalidArgumentError(`${path} is ${value}, which JSON cannot hold`)
-  }
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => assertJsonValue(item, `${path}[${i}]`))
-    return
-  }
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const [key, item] of Object.entries(value)) assertJsonValue(item, `${path}.${key}`)
-    return
-  }
-  throw new InvalidArgumentError(
-    `${path} is ${value === undefined ? 'undefined' : typeof value}; a filter holds only JSON values (an undefined would match everything)`,
-  )
-}
-
 /** Checks metadata: a plain JSON object (or undefined → `{}`). */
 export function assertMetadata(value: unknown, where: string): Record<string, unknown> {
   if (value === undefined) return {}

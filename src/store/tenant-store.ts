@@ -71,7 +71,7 @@ export interface SearchOptions {
    * matching row; `index` always walks the index. For measuring; `auto` is what to use.
    */
   filterStrategy?: FilterStrategy
-  /** `auto`'s threshold: matching rows it scores exactly. Default 2,000. */
+  /** `auto`'s threshold: matching rows it scores exactly. Default 1,000 (`DEFAULT_EXACT_BELOW`). */
   exactBelow?: number
   /** Candidates a filtered walk takes in index order before the exact re-sort. Default max(4k, 40). */
   filterCandidates?: number
