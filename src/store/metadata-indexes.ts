@@ -13,6 +13,7 @@ import {
 } from '../filter/metadata-field.js'
 import { quoteQualified } from '../sql/quote.js'
 import { fitIdentifier, shortHash } from './index-names.js'
+import { buildIndex } from './index-build.js'
 import { storeRelations } from './store-catalog.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 
@@ -73,17 +74,15 @@ export async function createMetadataIndex(
     )
   }
   const name = metadataIndexName(config.table, field.path, field.type)
-  const qualifiedName = quoteQualified(config.schema, name)
   const expression = fieldExpression('metadata', field.path, field.type, isoInstantFunction(config.schema))
-  // A concurrent build that failed leaves an INVALID index behind, which `if not exists` would keep.
-  const { rows } = await sql<{ valid: boolean }>`
-    select x.indisvalid as valid from pg_index x where x.indexrelid = to_regclass(${qualifiedName})`.execute(db)
-  if (rows[0] && !rows[0].valid) await sql.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${qualifiedName}`).execute(db)
-  await sql
-    .raw(`create index ${concurrently ? 'concurrently ' : ''}if not exists "${name}" on ${config.qualified} (tenant_id, (${expression}))`)
-    .execute(db)
+  // The index build the HNSW indexes use: builders of one index take turns on its lock, an INVALID
+  // leftover of a failed concurrent build is dropped first, and a built index is found and kept.
+  const ddl = `create index ${concurrently ? 'concurrently ' : ''}if not exists "${name}" on ${config.qualified} (tenant_id, (${expression}))`
+  await buildIndex(db, { schema: config.schema, name, qualifiedTable: config.qualified, ddl }, {}, { concurrently })
+  // After the build, on its own: an index whose comment was never written (the connection died
+  // between the two) is not listed, and the next call writes it.
   const comment = `${COMMENT_PREFIX}${JSON.stringify({ path: field.path, type: field.type })}`
-  await sql.raw(`comment on index ${qualifiedName} is ${sqlTextConstant(comment)}`).execute(db)
+  await sql.raw(`comment on index ${quoteQualified(config.schema, name)} is ${sqlTextConstant(comment)}`).execute(db)
   return { ...field, name, field: field.path.join('.') }
 }
 
