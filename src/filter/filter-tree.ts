@@ -78,6 +78,22 @@ export function parseFilter(filter: unknown, where: string): FilterNode {
   return parser.query(filter, where, 1)
 }
 
+/**
+ * A filter tree as a string, equal for equal filters (a `Date` operand kept apart from the string
+ * of its instant): the key under which what a filter matched can be remembered.
+ *
+ * ### Examples
+ * ```ts
+ * filterKey(parseFilter({ a: 1 }, 'f')) === filterKey(parseFilter({ a: { $eq: 1 } }, 'f')) // true
+ * ```
+ */
+export function filterKey(node: FilterNode): string {
+  return JSON.stringify(node, function (this: Record<string, unknown>, key, value) {
+    const raw = this[key]
+    return raw instanceof Date ? { $date: raw.getTime() } : value
+  })
+}
+
 /** Whether a parsed filter is the match-everything filter (`{}`). */
 export function matchesEverything(node: FilterNode): boolean {
   return node.kind === 'const' && node.value

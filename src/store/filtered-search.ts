@@ -1,5 +1,5 @@
 import type { LocalSettings } from '../db/local-settings.js'
-import type { FilterNode } from '../filter/filter-tree.js'
+import { filterKey, type FilterNode } from '../filter/filter-tree.js'
 import { compileForScope, runScoped, type TenantScope } from './tenant-scope.js'
 
 /** How a filtered search finds its rows: pgscale's choice per query, or one strategy always (benches, checks). */
@@ -61,12 +61,12 @@ export async function filteredSearch(scope: TenantScope, vector: string, node: F
     ...plan.settings,
     'hnsw.ef_search': Math.max(Number(plan.settings['hnsw.ef_search'] ?? 0), Math.min(candidates, 1000)),
   }
-  const f = await compileForScope(scope, node, 6)
-  const key = `${plan.exactBelow}:${f.sql}:${f.params.join('\u0000')}`
+  const key = `${plan.exactBelow}:${filterKey(node)}`
   const verdict = plan.strategy === 'auto' ? scope.verdicts.get(scope.tenantId, key) : 'walk'
   if (verdict === 'exact') return exactFiltered(scope, vector, node, k)
   let rows: Array<Hit & { exact?: boolean }>
   if (verdict === undefined) {
+    const f = await compileForScope(scope, node, 6)
     rows = await scope.db.queryWithSettings<Hit & { exact: boolean }>(
       scope.statements.auto(f.sql),
       [scope.tenantId, vector, k, plan.exactBelow + 1, candidates, ...f.params],
