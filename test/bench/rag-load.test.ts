@@ -142,7 +142,7 @@ describe('rag-bench load', () => {
     try {
       const c = config()
       const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
-      const ctx = loadContext(store, t.db, truth, c)
+      const ctx = loadContext(store, { db: pool, connections: 3 }, t.db, truth, c)
       const before = generatorCalls()
       const step = await runLoadStep(ctx, 2, 0.6, 0.1)
       expect(Object.values(step.operations).reduce((n, o) => n + o.count, 0)).toBeGreaterThan(0)
@@ -160,7 +160,7 @@ describe('rag-bench load', () => {
     try {
       const c = config({ mix: parseMix('search=1') })
       const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
-      const ctx = loadContext(store, t.db, truth, c)
+      const ctx = loadContext(store, { db: pool, connections: 3 }, t.db, truth, c)
       const victim = tenants[0]!.id
       // A leak as it would look: rows in the victim's scope that belong to another tenant, placed
       // exactly where the victim's queries land.
@@ -186,7 +186,7 @@ describe('rag-bench load', () => {
       const { truth } = await seedLoadCorpus(t.db, pool, c, quiet)
       const { PgVectorStore } = await import('../../src/index.js')
       const store = await PgVectorStore.open(starved, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
-      const ctx = loadContext(store, t.db, truth, c)
+      const ctx = loadContext(store, { db: starved, connections: 1 }, t.db, truth, c)
       // Hold the starved pool's only connection for the whole step.
       const held = starved.transaction(async (trx) => void (await sql`select pg_sleep(1.2)`.execute(trx)))
       await new Promise((resolve) => setTimeout(resolve, 100))

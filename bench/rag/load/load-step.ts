@@ -1,12 +1,14 @@
-import { sql } from 'kysely'
 import type { ChunkInput, Database, Embedding, PgVectorStore } from '../../../src/index.js'
 import { percentile } from '../../report/stats.js'
 import type { CorpusTruth, WrongRow } from './corpus-truth.js'
+import { databaseCounters, flushStatistics, sampleWaits, type DatabaseCounters } from './server-statistics.js'
 import { classifyFailure, LOAD_OPERATIONS, pickOperation, type LoadOperation, type OperationStats } from './ladder-analysis.js'
 
 /** What a step's clients draw from: the store, the truth, the mix, and pre-made inputs. */
 export interface LoadContext {
   store: PgVectorStore
+  /** The clients' pool the store was opened on, and its size (the step makes each connection publish its statistics). */
+  pool: { db: Database; connections: number }
   /** A second handle for the bench's own reads of the server's statistics (not the clients' pool). */
   observer: Database
   truth: CorpusTruth
@@ -76,6 +78,7 @@ export async function runLoadStep(ctx: LoadContext, clients: number, seconds: nu
   )
   await Promise.all([...Array.from({ length: clients }, () => runClient(ctx, measureFrom, measureTo, tally)), warm])
   const cpu = process.cpuUsage(cpuBefore)
+  await flushStatistics(ctx.pool.db, ctx.pool.connections)
   const after = await databaseCounters(ctx.observer)
   const waits = await sampler
   return summarizeStep(clients, seconds, tally, before!, after, waits, (cpu.user + cpu.system) / 1e6 / seconds)
@@ -152,36 +155,6 @@ async function runOperation(ctx: LoadContext, op: LoadOperation, tenantId: strin
   } finally {
     ctx.truth.end(tenantId, documentId, op, ok)
   }
-}
-
-interface DatabaseCounters {
-  commits: number
-  hits: number
-  reads: number
-}
-
-async function databaseCounters(db: Database): Promise<DatabaseCounters> {
-  const { rows } = await sql<{ commits: string; hits: string; reads: string }>`
-    select xact_commit::text as commits, blks_hit::text as hits, blks_read::text as reads
-    from pg_stat_database where datname = current_database()`.execute(db)
-  // The statistics collector's view is cached per transaction; each call here is its own.
-  return { commits: Number(rows[0]?.commits ?? 0), hits: Number(rows[0]?.hits ?? 0), reads: Number(rows[0]?.reads ?? 0) }
-}
-
-/** Wait events of the other active backends, sampled every 200 ms inside the measured window. */
-async function sampleWaits(db: Database, from: number, to: number): Promise<{ waits: Record<string, number>; samples: number }> {
-  const waits: Record<string, number> = {}
-  let samples = 0
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, from - performance.now())))
-  while (performance.now() < to) {
-    const { rows } = await sql<{ wait: string; n: number }>`
-      select coalesce(wait_event_type || ':' || wait_event, 'CPU') as wait, count(*)::int as n from pg_stat_activity
-      where state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend' group by 1`.execute(db)
-    for (const r of rows) waits[r.wait] = (waits[r.wait] ?? 0) + r.n
-    samples++
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  return { waits, samples }
 }
 
 function summarizeStep(

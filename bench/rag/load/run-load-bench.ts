@@ -78,14 +78,15 @@ export async function runLoadBench(
 ): Promise<LoadBenchReport> {
   if (!provisioned.url)
     throw new RangeError('rag-bench load needs a server with concurrent connections (--db local, --db container or --pg URL)')
+  const connections = Math.max(...c.clients, c.soakClients ?? 1) + 1
   const pool = await connect({
     connectionString: provisioned.url,
-    max: Math.max(...c.clients, c.soakClients ?? 1) + 1,
+    max: connections,
     connectionTimeoutMillis: 10_000,
   })
   try {
     const { store, truth, seeding } = await seedLoadCorpus(provisioned.db, pool, c, log)
-    const ctx = loadContext(store, provisioned.db, truth, c)
+    const ctx = loadContext(store, { db: pool, connections }, provisioned.db, truth, c)
     const smoke = await smokeCheck(store, truth, ctx, log)
     const steps: LoadStep[] = []
     if (smoke.passed) {
@@ -156,10 +157,16 @@ function corpusSpec(c: LoadBenchConfig): CorpusSpec {
  *
  * ### Examples
  * ```ts
- * const step = await runLoadStep(loadContext(store, db, truth, config), 4, 15, 3)
+ * const step = await runLoadStep(loadContext(store, { db: pool, connections: 5 }, db, truth, config), 4, 15, 3)
  * ```
  */
-export function loadContext(store: PgVectorStore, observer: Database, truth: CorpusTruth, c: LoadBenchConfig): LoadContext {
+export function loadContext(
+  store: PgVectorStore,
+  pool: LoadContext['pool'],
+  observer: Database,
+  truth: CorpusTruth,
+  c: LoadBenchConfig,
+): LoadContext {
   const random = seededRandom(`${c.seed}:load`)
   const spec = corpusSpec(c)
   const cumulative: number[] = []
@@ -180,6 +187,7 @@ export function loadContext(store: PgVectorStore, observer: Database, truth: Cor
   let next = 0
   return {
     store,
+    pool,
     observer,
     truth,
     mix: c.mix,
