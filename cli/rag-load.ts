@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'commander'
 import { parseMix, type LoadOperation } from '../bench/rag/load/ladder-analysis.js'
+import { LOAD_SHAPE_NAMES, LOAD_SHAPES, type LoadShapeName } from '../bench/rag/load/load-shapes.js'
 import { writeFileSync } from 'node:fs'
 import { ladderChart } from '../bench/rag/load/ladder-chart.js'
 import { renderLoadReport } from '../bench/rag/load/render-load-report.js'
@@ -29,7 +30,13 @@ interface LoadCliOptions extends CommonOptions {
   maxP95Ms: number
   seed: string
   soak?: number
-  soakClients?: number
+  soakClients: number
+  shape: LoadShapeName
+  workers: number
+  partitions: number
+  spikeFactor: number
+  spikeSeconds: number
+  breakpointMaxClients: number
   soakMaxGrowth: number
   plot?: string
 }
@@ -40,6 +47,19 @@ function mixOption(value: string) {
   } catch (err) {
     throw new CommanderInvalidArgument((err as Error).message)
   }
+}
+
+function shapeOption(value: string): LoadShapeName {
+  if (!(LOAD_SHAPE_NAMES as readonly string[]).includes(value))
+    throw new CommanderInvalidArgument(`--shape must be one of ${LOAD_SHAPE_NAMES.join(', ')}`)
+  return value as LoadShapeName
+}
+
+function partitionsOption(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || (n !== 0 && (n < 2 || n > 1024)))
+    throw new CommanderInvalidArgument('--partitions must be 0 or an integer from 2 to 1024')
+  return n
 }
 
 function positiveNumber(name: string) {
@@ -60,6 +80,32 @@ export function ragLoadCommand(): Command {
       .option('--chunks <n>', 'chunks in all', positiveInt('--chunks', 100_000_000), 100_000)
       .option('--tenant-mix <mix>', 'tenant sizes: zipf:TENANTS[:EXPONENT] or NxSIZE groups joined by "+"', 'zipf:100')
       .option('--dim <n>', 'embedding dimensions', positiveInt('--dim', 2000), 384)
+      .option(
+        '--shape <shape>',
+        `what to run: ${LOAD_SHAPE_NAMES.map((n) => `${n} (${LOAD_SHAPES[n].describe})`).join('; ')}`,
+        shapeOption,
+        'load',
+      )
+      .option(
+        '--workers <n>',
+        'worker threads the clients run on, each with its own pool (a step of N clients uses min(N, workers))',
+        positiveInt('--workers', 64),
+        4,
+      )
+      .option('--partitions <n>', 'hash partitions of the load table by tenant (0: one table)', partitionsOption, 0)
+      .option(
+        '--spike-factor <n>',
+        'spike: the burst runs this many times the base (smallest --clients) clients',
+        positiveInt('--spike-factor', 100),
+        4,
+      )
+      .option('--spike-seconds <s>', 'spike: seconds of the burst (no warm-up)', positiveNumber('--spike-seconds'), 5)
+      .option(
+        '--breakpoint-max-clients <n>',
+        'breakpoint: stop doubling past this many clients',
+        positiveInt('--breakpoint-max-clients', 4096),
+        256,
+      )
       .option('--chunks-per-doc <n>', 'chunks per document (and per replacement)', positiveInt('--chunks-per-doc', 1000), 20)
       .option('--clients <list>', 'concurrent clients per step, ascending', ascendingIntList('--clients', 1000), [1, 2, 4, 8, 16, 32])
       .option('--duration <s>', 'measured seconds per step', positiveNumber('--duration'), 15)
@@ -69,10 +115,10 @@ export function ragLoadCommand(): Command {
       .option('--seed <s>', 'data seed', '42')
       .option(
         '--soak <minutes>',
-        'after the ladder, hold one step this long and check the client for memory growth',
+        'hold one step this long and check the client for memory growth (after the shape; the length of --shape soak, default 10)',
         positiveNumber('--soak'),
       )
-      .option('--soak-clients <n>', 'clients of the soak step (default 8)', positiveInt('--soak-clients', 1000))
+      .option('--soak-clients <n>', 'clients of the soak step', positiveInt('--soak-clients', 1000), 8)
       .option('--plot <file>', 'write throughput and read p95 against clients as SVG (Vega-Lite: npm install vega vega-lite)')
       .option(
         '--soak-max-growth <mb>',
@@ -104,7 +150,13 @@ export async function ragLoad(argv: readonly string[]): Promise<number> {
       chunks: tenants.reduce((s, t) => s + t.chunks, 0),
       dim: o.dim,
       chunksPerDoc: o.chunksPerDoc,
+      partitions: o.partitions,
+      shape: o.shape,
       clients: o.clients,
+      workers: o.workers,
+      spikeFactor: o.spikeFactor,
+      spikeSeconds: o.spikeSeconds,
+      breakpointMaxClients: o.breakpointMaxClients,
       seconds: o.duration,
       warmupSeconds: o.warmup,
       mix: o.mix,

@@ -93,12 +93,12 @@ function makeTopic(random: Random, dim: number, rank: number, id: number): Topic
 let calls = 0
 
 /**
- * How many times this process called `generateCorpus`, `queryVectors` or `queryTexts`: what a load
- * step must not change (its inputs are made before the clock starts).
+ * How many times this thread called `generateCorpus`, `queryVectors` or `queryTexts`: what a load
+ * step must not change (its inputs are made before the clock starts; each worker thread counts its own).
  *
  * ### Examples
  * ```ts
- * const before = generatorCalls(); await runLoadStep(ctx, 4, 15, 3); generatorCalls() === before
+ * const before = generatorCalls(); await runLoadStep(inThisThread(ctx), observer, 4, 15, 3); generatorCalls() === before
  * ```
  */
 export function generatorCalls(): number {

@@ -6,10 +6,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ragBench } from '../../cli/rag-bench.js'
 import { connect } from '../../src/index.js'
 import { parseMix } from '../../bench/rag/load/ladder-analysis.js'
-import { runLoadStep } from '../../bench/rag/load/load-step.js'
-import { LOAD_SCHEMA, loadContext, seedLoadCorpus, type LoadBenchConfig } from '../../bench/rag/load/run-load-bench.js'
+import { loadContext, makeLoadInputs } from '../../bench/rag/load/load-inputs.js'
+import { inThisThread, runLoadStep } from '../../bench/rag/load/load-step.js'
+import { LoadWorkers } from '../../bench/rag/load/load-workers.js'
+import { corpusSpec, LOAD_SCHEMA, runShape, seedLoadCorpus, type LoadBenchConfig } from '../../bench/rag/load/run-load-bench.js'
+import type { CorpusTruth } from '../../bench/rag/load/corpus-truth.js'
+import type { Database, PgVectorStore } from '../../src/index.js'
 import { parseTenantMix, tenantsOf } from '../../bench/rag/tenant-mix.js'
-import { generatorCalls } from '../../bench/synthetic/corpus.js'
+import { generatorCalls, queryVectors } from '../../bench/synthetic/corpus.js'
 import { itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 
@@ -33,9 +37,16 @@ const config = (over: Partial<LoadBenchConfig> = {}): LoadBenchConfig => ({
   chunks: 3000,
   dim: 16,
   chunksPerDoc: 10,
+  partitions: 0,
+  shape: 'load',
   clients: [1, 2],
   seconds: 1,
   warmupSeconds: 0.2,
+  workers: 2,
+  spikeFactor: 2,
+  spikeSeconds: 0.5,
+  breakpointMaxClients: 4,
+  soakClients: 2,
   mix: parseMix('search=70,filtered=10,hybrid=10,replace=8,delete=2'),
   maxP95Ms: 50,
   seed: 'load-test',
@@ -44,6 +55,16 @@ const config = (over: Partial<LoadBenchConfig> = {}): LoadBenchConfig => ({
   ...over,
 })
 const quiet = () => {}
+/** One thread's context on the seeded corpus (the bench's own inputs). */
+const threadContext = (store: PgVectorStore, pool: Database, connections: number, truth: CorpusTruth, c: LoadBenchConfig) =>
+  loadContext({
+    store,
+    pool: { db: pool, connections },
+    truth,
+    inputs: makeLoadInputs({ ...corpusSpec(c), chunksPerDoc: c.chunksPerDoc }),
+    mix: c.mix,
+    seed: 'test:load',
+  })
 
 const target = testTarget()
 const withServer = itWithServer(target)
@@ -69,6 +90,8 @@ describe('rag-bench load', () => {
       '1',
       '--warmup',
       '0.2',
+      '--workers',
+      '2',
       '--json',
       out,
       '--plot',
@@ -78,6 +101,7 @@ describe('rag-bench load', () => {
     expect(code).toBe(0)
     const report = JSON.parse(readFileSync(out, 'utf8'))
     const required = [
+      'baseline',
       'breaks',
       'config',
       'heldUpTo',
@@ -88,7 +112,9 @@ describe('rag-bench load', () => {
       'saturates',
       'seeding',
       'server',
+      'shape',
       'smoke',
+      'spike',
       'steps',
       'verdict',
       'warnings',
@@ -98,14 +124,23 @@ describe('rag-bench load', () => {
     // The verdict is always written: a gate reading the JSON tells "held up to N" from a missing key.
     if (report.verdict === 'held') expect([report.breaks, report.heldUpTo]).toEqual([null, 4])
     else expect(report.breaks).toMatchObject({ clients: expect.any(Number), why: expect.any(String) })
+    expect(report.shape).toBe('load')
+    expect(report.baseline).toMatchObject({ searches: 1000 })
+    expect(report.baseline.p95Ms).toBeGreaterThanOrEqual(report.baseline.p50Ms)
+    expect(report.spike).toBeNull()
     expect(Object.keys(report.steps[0]).sort()).toEqual(
       [
         'clientCpu',
         'clients',
+        'cpuSource',
         'database',
         'errorRate',
         'failures',
+        'generated',
         'operations',
+        'phase',
+        'processCpu',
+        'threadCpu',
         'readP95Ms',
         'rejections',
         'rowsChecked',
@@ -119,6 +154,8 @@ describe('rag-bench load', () => {
     expect(report.smoke.recallAt10).toBeGreaterThanOrEqual(0.9)
     expect(report.steps.map((s: { clients: number }) => s.clients)).toEqual([1, 2, 4])
     for (const s of report.steps) {
+      expect(s.generated).toBe(0)
+      expect(s.threadCpu).toHaveLength(Math.min(s.clients, 2))
       expect(s.operations.search.count).toBeGreaterThan(0)
       expect(s.operations.search.p95Ms).toBeGreaterThanOrEqual(s.operations.search.p50Ms)
       // ACL-filtered searches ran, their rows verified with the rest (tenant, document, ACL group).
@@ -142,13 +179,105 @@ describe('rag-bench load', () => {
     try {
       const c = config()
       const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
-      const ctx = loadContext(store, { db: pool, connections: 3 }, t.db, truth, c)
+      const ctx = threadContext(store, pool, 3, truth, c)
       const before = generatorCalls()
-      const step = await runLoadStep(ctx, 2, 0.6, 0.1)
+      const step = await runLoadStep(inThisThread(ctx), t.db, 2, 0.6, 0.1)
       expect(Object.values(step.operations).reduce((n, o) => n + o.count, 0)).toBeGreaterThan(0)
       expect(generatorCalls()).toBe(before)
+      expect(step.generated).toBe(0)
       // Every tenant that can be drawn has its queries already.
       for (const tenant of tenants) expect(ctx.query(tenant.id).embedding).toHaveLength(c.dim)
+      // A harness that makes a query inside the clock is caught: the step counts the call.
+      const generating = { ...ctx, query: (id: string) => ({ embedding: queryVectors(corpusSpec(c), id, 1)[0]!, text: 'made now' }) }
+      const measured = await runLoadStep(inThisThread(generating), t.db, 1, 0.3, 0)
+      expect(measured.generated).toBeGreaterThan(0)
+    } finally {
+      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
+      await pool.close()
+    }
+  })
+
+  withServer('clients on worker threads: each thread its own pool and CPU, one shared truth, every row verified', async () => {
+    const pool = await connect({ connectionString: t.url!, max: 3 })
+    let workers: LoadWorkers | undefined
+    try {
+      const c = config({ mix: parseMix('search=60,filtered=10,replace=20,delete=10') })
+      const { truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+      const inputs = makeLoadInputs({ ...corpusSpec(c), chunksPerDoc: c.chunksPerDoc })
+      const shared = truth.share()
+      const table = `${LOAD_SCHEMA}.chunks`
+      const data = (i: number) => ({
+        url: t.url!,
+        table,
+        dimensions: c.dim,
+        partitions: 0,
+        truth: shared,
+        inputs,
+        mix: c.mix,
+        seed: `w${i}`,
+        connections: 2,
+        connectionTimeoutMillis: 10_000,
+      })
+      workers = await LoadWorkers.start(2, data)
+      const before = generatorCalls()
+      const step = await runLoadStep(workers, t.db, 3, 1, 0.2)
+      expect(generatorCalls()).toBe(before)
+      expect(step.generated).toBe(0)
+      expect(step.threadCpu).toHaveLength(2)
+      expect(step.cpuSource).toBe('thread')
+      for (const cpu of step.threadCpu) expect(cpu).toBeGreaterThan(0)
+      expect(step.processCpu).toBeGreaterThan(0)
+      expect(step.operations.search.count + step.operations.filtered.count).toBeGreaterThan(0)
+      expect(step.operations.replace.count + step.operations.delete.count).toBeGreaterThan(0)
+      expect(step.rowsChecked).toBeGreaterThan(0)
+      expect(step.wrongRows).toBe(0)
+      expect(step.database.commits).toBeGreaterThan(0)
+      // Three threads' backends (ours and two workers' pools) at once.
+      const { rows } = await sql<{ n: number }>`
+        select count(distinct pid)::int as n from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(
+        t.db,
+      )
+      expect(rows[0]!.n).toBeGreaterThanOrEqual(3)
+      // The writes of the workers are in the truth the main thread holds (shared memory): every
+      // document the truth says is gone is gone from the table, and every one it says exists is there.
+      const { rows: docs } = await sql<{ tenant_id: string; document_id: string }>`
+        select distinct tenant_id, document_id from ${sql.table(LOAD_SCHEMA)}.chunks`.execute(t.db)
+      const present = new Set(docs.map((d) => `${d.tenant_id}/${d.document_id}`))
+      let deleted = 0
+      for (const tenantId of truth.tenants())
+        for (const id of truth.documentIds(tenantId)) {
+          const gone = truth.check(tenantId, [{ documentId: id, metadata: { owner: tenantId } }], Date.now() + 1e6).length > 0
+          expect([`${tenantId}/${id}`, present.has(`${tenantId}/${id}`)]).toEqual([`${tenantId}/${id}`, !gone])
+          if (gone) deleted++
+        }
+      expect(deleted).toBeGreaterThan(0)
+    } finally {
+      await workers?.close()
+      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
+      await pool.close()
+    }
+  })
+
+  withServer('breakpoint doubles the clients until a step breaks; spike runs base, burst and recovery', async () => {
+    const pool = await connect({ connectionString: t.url!, max: 9 })
+    try {
+      const c = config({ mix: parseMix('search=1') })
+      const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+      const runner = inThisThread(threadContext(store, pool, 9, truth, c))
+      const held = await runShape(runner, t.db, { ...c, shape: 'breakpoint', seconds: 0.3, warmupSeconds: 0, maxP95Ms: 10_000 }, quiet)
+      expect(held.steps.map((s) => `${s.phase}:${s.clients}`)).toEqual(['ramp:1', 'ramp:2', 'ramp:4'])
+      // A bound no read meets: the first ramp step breaks, and the ramp stops there.
+      const broke = await runShape(runner, t.db, { ...c, shape: 'breakpoint', seconds: 0.3, warmupSeconds: 0, maxP95Ms: 0.0001 }, quiet)
+      expect(broke.steps.map((s) => `${s.phase}:${s.clients}`)).toEqual(['ramp:1'])
+      const spike = await runShape(
+        runner,
+        t.db,
+        { ...c, shape: 'spike', clients: [2], seconds: 0.4, spikeFactor: 4, spikeSeconds: 0.3 },
+        quiet,
+      )
+      expect(spike.steps.map((s) => `${s.phase}:${s.clients}`)).toEqual(['base:2', 'burst:8', 'recovery:2'])
+      expect(spike.steps.map((s) => s.seconds)).toEqual([0.4, 0.3, 0.4])
+      for (const s of spike.steps) expect([s.wrongRows, s.operations.search.count > 0]).toEqual([0, true])
     } finally {
       await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
       await pool.close()
@@ -160,7 +289,7 @@ describe('rag-bench load', () => {
     try {
       const c = config({ mix: parseMix('search=1') })
       const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
-      const ctx = loadContext(store, { db: pool, connections: 3 }, t.db, truth, c)
+      const ctx = threadContext(store, pool, 3, truth, c)
       const victim = tenants[0]!.id
       // A leak as it would look: rows in the victim's scope that belong to another tenant, placed
       // exactly where the victim's queries land.
@@ -169,7 +298,7 @@ describe('rag-bench load', () => {
         'planted',
         planted.map((embedding) => ({ content: 'not yours', embedding, metadata: { owner: tenants[1]!.id } })),
       )
-      const step = await runLoadStep({ ...ctx, pickTenant: () => victim }, 1, 0.5, 0)
+      const step = await runLoadStep(inThisThread({ ...ctx, pickTenant: () => victim }), t.db, 1, 0.5, 0)
       expect(step.wrongRows).toBeGreaterThan(0)
       expect(step.wrongSample[0]).toMatchObject({ caller: victim, owner: tenants[1]!.id, why: 'other tenant' })
     } finally {
@@ -186,11 +315,11 @@ describe('rag-bench load', () => {
       const { truth } = await seedLoadCorpus(t.db, pool, c, quiet)
       const { PgVectorStore } = await import('../../src/index.js')
       const store = await PgVectorStore.open(starved, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
-      const ctx = loadContext(store, { db: starved, connections: 1 }, t.db, truth, c)
+      const ctx = threadContext(store, starved, 1, truth, c)
       // Hold the starved pool's only connection for the whole step.
       const held = starved.transaction(async (trx) => void (await sql`select pg_sleep(1.2)`.execute(trx)))
       await new Promise((resolve) => setTimeout(resolve, 100))
-      const step = await runLoadStep(ctx, 3, 0.8, 0)
+      const step = await runLoadStep(inThisThread(ctx), t.db, 3, 0.8, 0)
       await held
       expect(step.rejections).toBeGreaterThan(0)
       expect(step.operations.search.errors).toBe(0)

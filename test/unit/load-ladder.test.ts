@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { DatabaseError } from '../../src/index.js'
-import { ACL_GROUPS, aclGroup, CorpusTruth } from '../../bench/rag/load/corpus-truth.js'
+import { ACL_GROUPS, aclGroup, CorpusTruth, truthClock } from '../../bench/rag/load/corpus-truth.js'
+import { LOAD_SHAPE_NAMES, LOAD_SHAPES, spikeOutcome, type ShapeSettings } from '../../bench/rag/load/load-shapes.js'
+import { clientsPerWorker } from '../../bench/rag/load/load-workers.js'
 import { classifyFailure, findBreak, findSaturation, ladderVerdict, parseMix, pickOperation } from '../../bench/rag/load/ladder-analysis.js'
 import { rssGrowthPerHour } from '../../bench/rag/load/soak.js'
 import { seededRandom } from '../../src/bench-kit.js'
@@ -126,11 +128,11 @@ describe('the truth every answer is checked against', () => {
   const row = (documentId: string, owner: string) => ({ documentId, metadata: { owner } })
 
   it('accepts rows of the caller’s documents', () => {
-    expect(truth().check('acme', [row('doc-1', 'acme'), row('doc-2', 'acme')], performance.now())).toEqual([])
+    expect(truth().check('acme', [row('doc-1', 'acme'), row('doc-2', 'acme')], truthClock())).toEqual([])
   })
 
   it('catches a row of another tenant, even with a document id the caller also has', () => {
-    const wrong = truth().check('acme', [row('doc-1', 'globex')], performance.now())
+    const wrong = truth().check('acme', [row('doc-1', 'globex')], truthClock())
     expect(wrong).toEqual([{ caller: 'acme', documentId: 'doc-1', owner: 'globex', why: 'other tenant' }])
   })
 
@@ -143,14 +145,14 @@ describe('the truth every answer is checked against', () => {
   it('a document deleted before the search started is wrong; during the search, or while being written, it is not', () => {
     const t = truth()
     t.begin('acme', 'doc-1')
-    expect(t.check('acme', [row('doc-1', 'acme')], performance.now())).toEqual([]) // delete in flight
+    expect(t.check('acme', [row('doc-1', 'acme')], truthClock())).toEqual([]) // delete in flight
     t.end('acme', 'doc-1', 'delete', true)
-    const afterDelete = performance.now() + 1
+    const afterDelete = truthClock() + 1
     expect(t.check('acme', [row('doc-1', 'acme')], afterDelete)[0]?.why).toBe('deleted document')
     expect(t.check('acme', [row('doc-1', 'acme')], 0)).toEqual([]) // the search started before the delete ended
     t.begin('acme', 'doc-1')
     t.end('acme', 'doc-1', 'replace', true)
-    expect(t.check('acme', [row('doc-1', 'acme')], performance.now() + 1)).toEqual([])
+    expect(t.check('acme', [row('doc-1', 'acme')], truthClock() + 1)).toEqual([])
   })
 
   it('under an ACL filter, a row of a group the caller was not given is wrong', () => {
@@ -168,7 +170,7 @@ describe('the truth every answer is checked against', () => {
     const t = truth()
     t.begin('acme', 'doc-2')
     t.end('acme', 'doc-2', 'delete', false)
-    expect(t.check('acme', [row('doc-2', 'acme')], performance.now() + 1)).toEqual([])
+    expect(t.check('acme', [row('doc-2', 'acme')], truthClock() + 1)).toEqual([])
     expect(() => t.begin('acme', 'doc-9')).toThrow(/never seeded/)
     expect(t.documentIds('acme')).toEqual(['doc-1', 'doc-2'])
     expect(t.tenants()).toEqual(['acme', 'globex'])
@@ -181,5 +183,94 @@ describe('the soak’s growth rate', () => {
     // Second half: +2.5 MB every 5 min = 30 MB/h (the first half's fast growth is warm-up).
     expect(rssGrowthPerHour(samples)).toBeCloseTo(30, 6)
     expect(rssGrowthPerHour([{ second: 0, rssMB: 100 }])).toBe(0)
+  })
+})
+
+describe('the truth across threads', () => {
+  it("an attached truth (a worker thread's) sees the writes of the one it came from, and the other way round", () => {
+    const main = new CorpusTruth()
+    main.seed('acme', 'doc-1')
+    main.seed('acme', 'doc-2')
+    const worker = CorpusTruth.attach(structuredClone(main.share()))
+    const row = (documentId: string) => [{ documentId, metadata: { owner: 'acme' } }]
+    worker.begin('acme', 'doc-1')
+    worker.end('acme', 'doc-1', 'delete', true)
+    expect(main.check('acme', row('doc-1'), truthClock() + 1)[0]?.why).toBe('deleted document')
+    main.begin('acme', 'doc-2')
+    expect(worker.check('acme', row('doc-2'), truthClock() + 1)).toEqual([]) // in flight in the other thread
+    main.end('acme', 'doc-2', 'delete', true)
+    expect(worker.check('acme', row('doc-2'), truthClock() + 1)[0]?.why).toBe('deleted document')
+    expect(worker.documentIds('acme')).toEqual(['doc-1', 'doc-2'])
+    expect(() => main.seed('acme', 'doc-3')).toThrow(/sealed/)
+  })
+
+  it("spreads a step's clients over the threads as evenly as it can", () => {
+    expect(clientsPerWorker(1, 4)).toEqual([1])
+    expect(clientsPerWorker(2, 4)).toEqual([1, 1])
+    expect(clientsPerWorker(8, 4)).toEqual([2, 2, 2, 2])
+    expect(clientsPerWorker(10, 4)).toEqual([3, 3, 2, 2])
+    expect(clientsPerWorker(3, 1)).toEqual([3])
+  })
+})
+
+describe('load shapes', () => {
+  const settings: ShapeSettings = {
+    clients: [2, 4, 8],
+    seconds: 10,
+    warmupSeconds: 2,
+    spikeFactor: 4,
+    spikeSeconds: 5,
+    breakpointMaxClients: 64,
+    maxP95Ms: 50,
+    soakClients: 8,
+    soakMinutes: 3,
+  }
+  const outcome = (clients: number, readP95Ms: number, errorRate = 0) => ({ clients, throughput: 100, readP95Ms, errorRate })
+  const phasesOf = (name: (typeof LOAD_SHAPE_NAMES)[number]) =>
+    [...LOAD_SHAPES[name].phases(settings)].map((p) => `${p.phase}:${p.clients}:${p.seconds}:${p.warmupSeconds}`)
+
+  it('smoke, load, spike and soak from their one definition', () => {
+    expect(phasesOf('smoke')).toEqual(['smoke:1:10:2'])
+    expect(phasesOf('load')).toEqual(['step:2:10:2', 'step:4:10:2', 'step:8:10:2'])
+    expect(phasesOf('spike')).toEqual(['base:2:10:2', 'burst:8:5:0', 'recovery:2:10:0'])
+    expect(phasesOf('soak')).toEqual(['soak:8:180:2'])
+    expect(LOAD_SHAPE_NAMES.map((n) => LOAD_SHAPES[n].maxClients(settings))).toEqual([1, 8, 8, 8, 64])
+  })
+
+  it('breakpoint doubles until a step breaks, or past its cap', () => {
+    const ramp = LOAD_SHAPES.breakpoint.phases(settings)
+    const seen: number[] = []
+    let next = ramp.next()
+    const p95 = (clients: number) => (clients >= 16 ? 80 : 5)
+    while (!next.done) {
+      seen.push(next.value.clients)
+      next = ramp.next(outcome(next.value.clients, p95(next.value.clients)))
+    }
+    expect(seen).toEqual([2, 4, 8, 16])
+    const errors = LOAD_SHAPES.breakpoint.phases(settings)
+    expect(errors.next().value).toMatchObject({ clients: 2 })
+    expect(errors.next(outcome(2, 1, 0.5)).done).toBe(true)
+    const capped = [...LOAD_SHAPES.breakpoint.phases({ ...settings, breakpointMaxClients: 10 })]
+    expect(capped.map((p) => p.clients)).toEqual([2, 4, 8]) // never broke: stops before passing the cap
+  })
+
+  it('a spike recovered when its recovery reads within 1.5× (+1 ms) of the base and errors ≤ 1%', () => {
+    const step = (phase: string, readP95Ms: number, errorRate = 0, errors = 0) => ({
+      ...outcome(2, readP95Ms, errorRate),
+      phase,
+      rejections: 3,
+      operations: { search: { errors } },
+    })
+    expect(spikeOutcome([step('base', 4), step('burst', 40, 0.02, 7), step('recovery', 6.5)])).toEqual({
+      baseReadP95Ms: 4,
+      burstReadP95Ms: 40,
+      recoveryReadP95Ms: 6.5,
+      burstErrors: 7,
+      burstRejections: 3,
+      recovered: true,
+    })
+    expect(spikeOutcome([step('base', 4), step('burst', 40), step('recovery', 7.5)])?.recovered).toBe(false)
+    expect(spikeOutcome([step('base', 4), step('burst', 40), step('recovery', 5, 0.05)])?.recovered).toBe(false)
+    expect(spikeOutcome([step('base', 4)])).toBeNull()
   })
 })

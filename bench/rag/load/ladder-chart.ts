@@ -2,8 +2,8 @@ import type { TopLevelSpec } from 'vega-lite'
 import type { LoadBenchReport } from './run-load-bench.js'
 
 /**
- * The ladder as a Vega-Lite spec: throughput (bars, left axis) and read p95 (line, right axis)
- * against clients, with the `--max-p95-ms` bound drawn as a rule.
+ * The ladder (or any shape's steps, in order) as a Vega-Lite spec: throughput (bars, left axis) and
+ * read p95 (line, right axis) against clients, with the `--max-p95-ms` bound drawn as a rule.
  *
  * ### Examples
  * ```ts
@@ -11,7 +11,10 @@ import type { LoadBenchReport } from './run-load-bench.js'
  * ```
  */
 export function ladderChart(report: LoadBenchReport): TopLevelSpec {
-  const values = report.steps.map((s) => ({ clients: String(s.clients), throughput: s.throughput, readP95: s.readP95Ms }))
+  // The ladder's steps by clients; a shape's other phases by phase and clients (a spike's base and
+  // recovery have the same clients).
+  const label = (s: LoadBenchReport['steps'][number]) => (s.phase === 'step' ? String(s.clients) : `${s.phase} ${s.clients}`)
+  const values = report.steps.map((s) => ({ clients: label(s), throughput: s.throughput, readP95: s.readP95Ms }))
   const order = values.map((v) => v.clients)
   const maxP95 = report.config.maxP95Ms
   const subtitle = [

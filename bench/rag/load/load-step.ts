@@ -1,16 +1,16 @@
 import type { ChunkInput, Database, Embedding, PgVectorStore } from '../../../src/index.js'
 import { percentile } from '../../report/stats.js'
-import type { CorpusTruth, WrongRow } from './corpus-truth.js'
-import { databaseCounters, flushStatistics, sampleWaits, type DatabaseCounters } from './server-statistics.js'
+import { generatorCalls } from '../../synthetic/corpus.js'
+import { threadCpuSeconds } from '../../workers/thread-cpu.js'
+import { truthClock, type CorpusTruth, type WrongRow } from './corpus-truth.js'
 import { classifyFailure, LOAD_OPERATIONS, pickOperation, type LoadOperation, type OperationStats } from './ladder-analysis.js'
+import { databaseCounters, flushStatistics, sampleWaits, type DatabaseCounters } from './server-statistics.js'
 
-/** What a step's clients draw from: the store, the truth, the mix, and pre-made inputs. */
+/** What one thread's clients draw from: the store, the truth, the mix, and pre-made inputs. */
 export interface LoadContext {
   store: PgVectorStore
-  /** The clients' pool the store was opened on, and its size (the step makes each connection publish its statistics). */
+  /** The pool the store was opened on, and its size (a step makes each connection publish its statistics). */
   pool: { db: Database; connections: number }
-  /** A second handle for the bench's own reads of the server's statistics (not the clients' pool). */
-  observer: Database
   truth: CorpusTruth
   mix: Record<LoadOperation, number>
   random: () => number
@@ -40,51 +40,120 @@ export interface LoadStep {
   /** The first few failures' messages, by kind. */
   failures: { errors: string[]; rejections: string[] }
   database: { commits: number; commitsPerSecond: number; bufferHitRatio: number; waits: Record<string, number>; samples: number }
-  /** CPU the bench process used, as a fraction of one core (≥ 0.9: the client is the limit). */
+  /** CPU of the busiest thread that ran clients, as a fraction of one core (≥ 0.9: the client is the limit). */
   clientCpu: number
+  /** CPU of each thread that ran clients in this step, as fractions of one core. */
+  threadCpu: number[]
+  /** How `threadCpu` was read: `thread` (Linux: each thread's own) or `process` (the whole process per thread). */
+  cpuSource: 'thread' | 'process'
+  /** CPU of the whole bench process (every thread, the collector's too) over the step, in cores. */
+  processCpu: number
+  /** Inputs generated while the step ran, in every thread (the generator's calls): 0, or the bench measured itself. */
+  generated: number
+}
+
+/** What one thread's clients did in a step's window. */
+export interface ClientsResult {
+  tally: Tally
+  /** CPU seconds the thread used inside the window, and how it was read. */
+  cpuSeconds: number
+  cpuSource: 'thread' | 'process'
+  /** Generator calls in the thread while its clients ran. */
+  generated: number
+}
+
+/** Runs a step's clients: in this thread ({@link inThisThread}) or spread over worker threads. */
+export interface ClientRunner {
+  /** Runs `clients` clients until `measureTo`, measuring from `measureFrom` ({@link truthClock} ms); one result per thread. */
+  run(clients: number, measureFrom: number, measureTo: number): Promise<ClientsResult[]>
 }
 
 const OPS = LOAD_OPERATIONS
 
 /**
- * Runs `clients` concurrent clients for `warmupSeconds` (not counted) and then `seconds`
+ * Runs `clients` clients through `runner` for `warmupSeconds` (not counted) and then `seconds`
  * (measured), each looping over operations drawn from the mix against tenants drawn with the
  * corpus's skew; every search answer is checked against the truth. The server's statistics
- * (`pg_stat_database`, waits sampled from `pg_stat_activity` every 200 ms) are read beside it.
+ * (`pg_stat_database`, after every client connection published its own; waits sampled from
+ * `pg_stat_activity` every 200 ms) are read through `observer` beside it.
  *
  * ### Examples
  * ```ts
- * const step = await runLoadStep(context, 8, 15, 3)
+ * const step = await runLoadStep(workers, observer, 8, 15, 3)
  * step.operations.search.p95Ms
  * ```
  */
-export async function runLoadStep(ctx: LoadContext, clients: number, seconds: number, warmupSeconds: number): Promise<LoadStep> {
-  const started = performance.now()
-  const measureFrom = started + warmupSeconds * 1000
+export async function runLoadStep(
+  runner: ClientRunner,
+  observer: Database,
+  clients: number,
+  seconds: number,
+  warmupSeconds: number,
+): Promise<LoadStep> {
+  const measureFrom = truthClock() + warmupSeconds * 1000
   const measureTo = measureFrom + seconds * 1000
-  const tally = newTally()
+  const local = (t: number) => t - performance.timeOrigin
   let before: DatabaseCounters | undefined
   let cpuBefore: NodeJS.CpuUsage | undefined
-  const sampler = sampleWaits(ctx.observer, measureFrom, measureTo)
-  const warm = new Promise<void>((resolve) =>
+  const sampler = sampleWaits(observer, local(measureFrom), local(measureTo))
+  const warm = new Promise<void>((resolve, reject) =>
     setTimeout(
-      async () => {
-        before = await databaseCounters(ctx.observer)
-        cpuBefore = process.cpuUsage()
-        resolve()
-      },
-      Math.max(0, measureFrom - performance.now()),
+      () =>
+        void databaseCounters(observer).then((counters) => {
+          before = counters
+          cpuBefore = process.cpuUsage()
+          resolve()
+        }, reject),
+      Math.max(0, measureFrom - truthClock()),
     ),
   )
-  await Promise.all([...Array.from({ length: clients }, () => runClient(ctx, measureFrom, measureTo, tally)), warm])
+  const [results] = await Promise.all([runner.run(clients, measureFrom, measureTo), warm])
   const cpu = process.cpuUsage(cpuBefore)
-  await flushStatistics(ctx.pool.db, ctx.pool.connections)
-  const after = await databaseCounters(ctx.observer)
+  const after = await databaseCounters(observer)
   const waits = await sampler
-  return summarizeStep(clients, seconds, tally, before!, after, waits, (cpu.user + cpu.system) / 1e6 / seconds)
+  return summarizeStep(clients, seconds, results, before!, after, waits, (cpu.user + cpu.system) / 1e6 / seconds)
 }
 
-interface Tally {
+/**
+ * Runs the clients in the calling thread, on `ctx`'s store and pool.
+ *
+ * ### Examples
+ * ```ts
+ * const step = await runLoadStep(inThisThread(ctx), observer, 2, 5, 1)
+ * ```
+ */
+export function inThisThread(ctx: LoadContext): ClientRunner {
+  return { run: async (clients, from, to) => [await runClients(ctx, clients, from, to)] }
+}
+
+/**
+ * Runs `clients` concurrent clients on `ctx` in this thread until `measureTo`, then makes every
+ * connection of its pool publish its statistics. What a worker thread runs for its share of a step.
+ *
+ * ### Examples
+ * ```ts
+ * const result = await runClients(ctx, 4, truthClock() + 1000, truthClock() + 11_000)
+ * ```
+ */
+export async function runClients(ctx: LoadContext, clients: number, measureFrom: number, measureTo: number): Promise<ClientsResult> {
+  const tally = newTally()
+  const generatedBefore = generatorCalls()
+  let cpuBefore = threadCpuSeconds()
+  const cpuStart = setTimeout(() => (cpuBefore = threadCpuSeconds()), Math.max(0, measureFrom - truthClock()))
+  await Promise.all(Array.from({ length: clients }, () => runClient(ctx, measureFrom, measureTo, tally)))
+  clearTimeout(cpuStart)
+  const cpuAfter = threadCpuSeconds()
+  await flushStatistics(ctx.pool.db, ctx.pool.connections)
+  return {
+    tally,
+    cpuSeconds: cpuAfter.seconds - cpuBefore.seconds,
+    cpuSource: cpuAfter.source,
+    generated: generatorCalls() - generatedBefore,
+  }
+}
+
+/** What a thread's clients counted (plain data: it travels from worker threads). */
+export interface Tally {
   ms: Record<LoadOperation, number[]>
   errors: Record<LoadOperation, number>
   rejections: Record<LoadOperation, number>
@@ -108,14 +177,31 @@ function newTally(): Tally {
   }
 }
 
+function mergeTallies(tallies: readonly Tally[]): Tally {
+  const all = newTally()
+  for (const t of tallies) {
+    for (const op of OPS) {
+      all.ms[op].push(...t.ms[op])
+      all.errors[op] += t.errors[op]
+      all.rejections[op] += t.rejections[op]
+    }
+    all.rowsChecked += t.rowsChecked
+    all.wrongCount += t.wrongCount
+    all.wrong.push(...t.wrong.slice(0, Math.max(0, 10 - all.wrong.length)))
+    all.failures.errors.push(...t.failures.errors.slice(0, Math.max(0, 5 - all.failures.errors.length)))
+    all.failures.rejections.push(...t.failures.rejections.slice(0, Math.max(0, 5 - all.failures.rejections.length)))
+  }
+  return all
+}
+
 async function runClient(ctx: LoadContext, measureFrom: number, measureTo: number, tally: Tally): Promise<void> {
-  while (performance.now() < measureTo) {
+  while (truthClock() < measureTo) {
     const op = pickOperation(ctx.mix, ctx.random)
     const tenantId = ctx.pickTenant()
-    const t0 = performance.now()
+    const t0 = truthClock()
     try {
       await runOperation(ctx, op, tenantId, t0, tally)
-      const t1 = performance.now()
+      const t1 = truthClock()
       if (t0 >= measureFrom && t1 <= measureTo) tally.ms[op].push(t1 - t0)
     } catch (err) {
       if (t0 < measureFrom) continue
@@ -160,12 +246,13 @@ async function runOperation(ctx: LoadContext, op: LoadOperation, tenantId: strin
 function summarizeStep(
   clients: number,
   seconds: number,
-  tally: Tally,
+  results: readonly ClientsResult[],
   before: DatabaseCounters,
   after: DatabaseCounters,
   sampled: { waits: Record<string, number>; samples: number },
-  clientCpu: number,
+  processCpu: number,
 ): LoadStep {
+  const tally = mergeTallies(results.map((r) => r.tally))
   const operations = Object.fromEntries(
     OPS.map((op) => {
       const ms = tally.ms[op]
@@ -188,7 +275,8 @@ function summarizeStep(
   const rejections = OPS.reduce((s, op) => s + operations[op].rejections, 0)
   const reads = [...tally.ms.search, ...tally.ms.filtered, ...tally.ms.hybrid]
   const hits = after.hits - before.hits
-  const reads_ = after.reads - before.reads
+  const blockReads = after.reads - before.reads
+  const threadCpu = results.map((r) => r.cpuSeconds / seconds)
   return {
     clients,
     seconds,
@@ -204,10 +292,14 @@ function summarizeStep(
     database: {
       commits: after.commits - before.commits,
       commitsPerSecond: (after.commits - before.commits) / seconds,
-      bufferHitRatio: hits + reads_ > 0 ? hits / (hits + reads_) : 1,
+      bufferHitRatio: hits + blockReads > 0 ? hits / (hits + blockReads) : 1,
       waits: sampled.waits,
       samples: sampled.samples,
     },
-    clientCpu,
+    clientCpu: Math.max(0, ...threadCpu),
+    threadCpu,
+    cpuSource: results.every((r) => r.cpuSource === 'thread') ? 'thread' : 'process',
+    processCpu,
+    generated: results.reduce((n, r) => n + r.generated, 0),
   }
 }

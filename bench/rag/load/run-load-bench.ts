@@ -1,20 +1,15 @@
 import { sql } from 'kysely'
-import {
-  connect,
-  PgVectorStore,
-  type ChunkInput,
-  type Database,
-  type Embedding,
-  type IngestRow,
-  type ProvisionedDatabase,
-  type ServerInfo,
-} from '../../../src/index.js'
-import { countRecall, recallOf, seededRandom } from '../../../src/bench-kit.js'
+import { connect, PgVectorStore, type Database, type IngestRow, type ProvisionedDatabase, type ServerInfo } from '../../../src/index.js'
+import { countRecall, recallOf } from '../../../src/bench-kit.js'
 import { machineInfo, type MachineInfo } from '../../report/machine.js'
-import { generateCorpus, queryTexts, queryVectors, type CorpusSpec, type TenantSize } from '../../synthetic/corpus.js'
-import { ACL_GROUPS, aclGroup, CorpusTruth } from './corpus-truth.js'
+import { generateCorpus, type CorpusSpec, type TenantSize } from '../../synthetic/corpus.js'
+import { aclGroup, CorpusTruth, truthClock } from './corpus-truth.js'
 import { findSaturation, ladderVerdict, type LadderVerdict, type LoadOperation } from './ladder-analysis.js'
-import { runLoadStep, type LoadContext, type LoadStep } from './load-step.js'
+import { loadContext, makeLoadInputs, type LoadInputs } from './load-inputs.js'
+import { plainSearchBaseline, type PlainBaseline } from './plain-baseline.js'
+import { LOAD_SHAPES, spikeOutcome, type LoadPhase, type LoadShapeName, type ShapeSettings, type SpikeOutcome } from './load-shapes.js'
+import { runLoadStep, type ClientRunner, type LoadContext, type LoadStep } from './load-step.js'
+import { clientsPerWorker, LoadWorkers } from './load-workers.js'
 import { runSoak, type SoakReport } from './soak.js'
 
 /** Parameters of `rag-bench load`. */
@@ -24,18 +19,30 @@ export interface LoadBenchConfig {
   chunks: number
   dim: number
   chunksPerDoc: number
+  /** Hash partitions of the load's table by tenant (0: one table). */
+  partitions: number
+  /** The shape to run (default `load`, the ladder). */
+  shape: LoadShapeName
   clients: number[]
   seconds: number
   warmupSeconds: number
+  /** Worker threads the clients run on (a step of N clients uses min(N, workers)). */
+  workers: number
   mix: Record<LoadOperation, number>
   maxP95Ms: number
   seed: string
+  spikeFactor: number
+  spikeSeconds: number
+  breakpointMaxClients: number
   soakMinutes?: number
-  soakClients?: number
+  soakClients: number
   /** RSS growth per hour (MB) the soak fails above. */
   soakMaxGrowthMbPerHour: number
   keep: boolean
 }
+
+/** A step as the report lists it: which phase of the shape it was. */
+export type ShapedStep = LoadStep & { phase: LoadPhase['phase'] }
 
 /** What `rag-bench load --json` writes. */
 export interface LoadBenchReport {
@@ -45,13 +52,18 @@ export interface LoadBenchReport {
   method: string
   seeding: { chunks: number; seconds: number; indexes: number }
   smoke: { queries: number; recallAt10: number; wrongRows: number; passed: boolean }
-  steps: LoadStep[]
+  /** A plain loop of store.search (one client, no harness) on the same corpus and queries, before the shape. */
+  baseline: PlainBaseline | null
+  shape: LoadShapeName
+  steps: ShapedStep[]
   /** `held`, `broke` or `not-run`: always written, with `breaks` and `heldUpTo` (`null` when they do not apply). */
   verdict: LadderVerdict['verdict']
   breaks: LadderVerdict['breaks']
   heldUpTo: LadderVerdict['heldUpTo']
   /** Where throughput stopped growing, or `null` when it still grew at the last step. */
   saturates: { clients: number; throughput: number } | null
+  /** The spike's phases side by side (`--shape spike`), else `null`. */
+  spike: SpikeOutcome | null
   isolation: { rowsChecked: number; wrongRows: number }
   warnings: string[]
   soak?: SoakReport
@@ -62,8 +74,9 @@ export const LOAD_SCHEMA = 'pgscale_rag_load'
 
 /**
  * `rag-bench load`: seeds a corpus (bulkIngest, a shared HNSW index, `optimize()`), checks a smoke
- * step's answers against `exactSearch`, then climbs the ladder of concurrent clients with every
- * search answer verified against what each tenant holds, and optionally soaks one step.
+ * sample's answers against `exactSearch`, then runs the shape (`LOAD_SHAPES`: by default the ladder
+ * of concurrent clients) on worker threads with every search answer verified against what each
+ * tenant holds, and optionally soaks one step after it.
  *
  * ### Examples
  * ```ts
@@ -78,37 +91,126 @@ export async function runLoadBench(
 ): Promise<LoadBenchReport> {
   if (!provisioned.url)
     throw new RangeError('rag-bench load needs a server with concurrent connections (--db local, --db container or --pg URL)')
-  const connections = Math.max(...c.clients, c.soakClients ?? 1) + 1
-  const pool = await connect({
-    connectionString: provisioned.url,
-    max: connections,
-    connectionTimeoutMillis: 10_000,
-  })
+  const url = provisioned.url
+  const pool = await connect({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000 })
   try {
     const { store, truth, seeding } = await seedLoadCorpus(provisioned.db, pool, c, log)
-    const ctx = loadContext(store, { db: pool, connections }, provisioned.db, truth, c)
+    const inputs = makeLoadInputs({ ...corpusSpec(c), chunksPerDoc: c.chunksPerDoc })
+    const ctx = loadContext({ store, pool: { db: pool, connections: 4 }, truth, inputs, mix: c.mix, seed: `${c.seed}:load` })
     const smoke = await smokeCheck(store, truth, ctx, log)
-    const steps: LoadStep[] = []
+    let steps: ShapedStep[] = []
+    let soak: SoakReport | undefined
+    let baseline: PlainBaseline | null = null
     if (smoke.passed) {
-      for (const clients of c.clients) {
-        log(`step ${clients} client(s): ${c.warmupSeconds} s warm-up + ${c.seconds} s`)
-        const step = await runLoadStep(ctx, clients, c.seconds, c.warmupSeconds)
-        steps.push(step)
-        log(
-          `  ${step.throughput.toFixed(0)} ops/s, read p95 ${step.readP95Ms.toFixed(1)} ms, ${step.rejections} rejected, ` +
-            `${(step.errorRate * 100).toFixed(2)}% errors, ${step.wrongRows} wrong of ${step.rowsChecked} rows`,
-        )
-        if (step.wrongRows > 0) break
+      baseline = await plainSearchBaseline(ctx, 1000)
+      log(
+        `baseline: a plain loop of store.search: p50 ${baseline.p50Ms.toFixed(2)} ms, p95 ${baseline.p95Ms.toFixed(2)} ms (${baseline.searches} searches)`,
+      )
+      const workers = await startLoadWorkers(url, store, truth, inputs, c, log)
+      try {
+        ;({ steps, soak } = await runShape(workers, provisioned.db, c, log))
+      } finally {
+        await workers.close()
       }
     }
-    const soak =
-      c.soakMinutes && smoke.passed ? await runSoak(ctx, c.soakClients ?? 8, c.soakMinutes, c.soakMaxGrowthMbPerHour, log) : undefined
-    const report = buildReport(provisioned.info, c, seeding, smoke, steps, soak)
+    const report = buildReport(provisioned.info, c, seeding, smoke, baseline, steps, soak)
     if (!c.keep) await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(provisioned.db)
     return report
   } finally {
     await pool.close()
   }
+}
+
+/** The settings every shape is built from. */
+function shapeSettings(c: LoadBenchConfig): ShapeSettings {
+  return {
+    clients: c.clients,
+    seconds: c.seconds,
+    warmupSeconds: c.warmupSeconds,
+    spikeFactor: c.spikeFactor,
+    spikeSeconds: c.spikeSeconds,
+    breakpointMaxClients: c.breakpointMaxClients,
+    maxP95Ms: c.maxP95Ms,
+    soakClients: c.soakClients,
+    soakMinutes: c.soakMinutes,
+  }
+}
+
+/** The most clients any step of the run has: the shape's, or the soak's after it. */
+function mostClients(c: LoadBenchConfig): number {
+  const settings = shapeSettings(c)
+  return Math.max(LOAD_SHAPES[c.shape].maxClients(settings), c.soakMinutes ? c.soakClients : 1)
+}
+
+async function startLoadWorkers(
+  url: string,
+  store: PgVectorStore,
+  truth: CorpusTruth,
+  inputs: LoadInputs,
+  c: LoadBenchConfig,
+  log: (line: string) => void,
+): Promise<LoadWorkers> {
+  const most = mostClients(c)
+  const count = Math.min(c.workers, most)
+  const connections = clientsPerWorker(most, count)[0]!
+  log(`starting ${count} client thread(s), a pool of up to ${connections} connection(s) each`)
+  const shared = truth.share()
+  return LoadWorkers.start(count, (i) => ({
+    url,
+    table: `${LOAD_SCHEMA}.chunks`,
+    dimensions: c.dim,
+    partitions: c.partitions,
+    truth: shared,
+    inputs,
+    mix: c.mix,
+    seed: `${c.seed}:load:w${i}`,
+    connections,
+    connectionTimeoutMillis: 10_000,
+  }))
+}
+
+/**
+ * Runs the shape's phases on `runner` (each phase's step goes back to the shape, which may stop:
+ * `breakpoint`), then the soak when asked; a step with a wrong row ends the run.
+ *
+ * ### Examples
+ * ```ts
+ * const { steps } = await runShape(workers, observer, { ...config, shape: 'spike' }, console.error)
+ * ```
+ */
+export async function runShape(
+  runner: ClientRunner,
+  observer: Database,
+  c: LoadBenchConfig,
+  log: (line: string) => void,
+): Promise<{ steps: ShapedStep[]; soak?: SoakReport }> {
+  const steps: ShapedStep[] = []
+  const settings = shapeSettings(c)
+  const phases = LOAD_SHAPES[c.shape].phases(settings)
+  let soak: SoakReport | undefined
+  const soakPhase = async (clients: number, minutes: number, warmupSeconds: number) => {
+    const soaked = await runSoak(runner, observer, { clients, minutes, warmupSeconds }, c.soakMaxGrowthMbPerHour, log)
+    soak = soaked.soak
+    return { ...soaked.step, phase: 'soak' as const }
+  }
+  for (let next = phases.next(); !next.done;) {
+    const p = next.value
+    const step =
+      p.phase === 'soak'
+        ? await soakPhase(p.clients, p.seconds / 60, p.warmupSeconds)
+        : (log(`${p.phase} ${p.clients} client(s): ${p.warmupSeconds} s warm-up + ${p.seconds} s`),
+          { ...(await runLoadStep(runner, observer, p.clients, p.seconds, p.warmupSeconds)), phase: p.phase })
+    steps.push(step)
+    log(
+      `  ${step.throughput.toFixed(0)} ops/s, read p95 ${step.readP95Ms.toFixed(1)} ms, ${step.rejections} rejected, ` +
+        `${(step.errorRate * 100).toFixed(2)}% errors, ${step.wrongRows} wrong of ${step.rowsChecked} rows, ` +
+        `client threads at ${step.threadCpu.map((x) => `${(x * 100).toFixed(0)}%`).join('/')} of a core`,
+    )
+    if (step.wrongRows > 0) return { steps, soak }
+    next = phases.next(step)
+  }
+  if (c.soakMinutes && c.shape !== 'soak') steps.push(await soakPhase(c.soakClients, c.soakMinutes, 0))
+  return { steps, soak }
 }
 
 /**
@@ -123,7 +225,11 @@ export async function runLoadBench(
 export async function seedLoadCorpus(observer: Database, pool: Database, c: LoadBenchConfig, log: (line: string) => void) {
   const started = performance.now()
   await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade; create schema ${LOAD_SCHEMA}`).execute(observer)
-  const store = await PgVectorStore.open(pool, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
+  const store = await PgVectorStore.open(pool, {
+    table: `${LOAD_SCHEMA}.chunks`,
+    dimensions: c.dim,
+    ...(c.partitions ? { partitions: c.partitions } : {}),
+  })
   // The ACL filters of the mix's `filtered` searches use it (before the load: it is built through it).
   await store.createMetadataIndex('acl', 'string')
   const truth = new CorpusTruth()
@@ -137,7 +243,7 @@ export async function seedLoadCorpus(observer: Database, pool: Database, c: Load
   log(`seeding ${c.chunks.toLocaleString('en-US')} chunks (${c.tenants.length} tenants, ${c.mixLabel}, dim ${c.dim})`)
   const ingested = await store.bulkIngest(owned())
   log(`  ${ingested.rows.toLocaleString('en-US')} chunks in ${ingested.seconds.toFixed(1)} s; building the shared HNSW index`)
-  await store.createIndex()
+  await store.createIndex({ maintenanceWorkMem: buildMemory(c) })
   log('  optimize(): tenant tiers')
   const optimized = await store.optimize()
   await sql.raw(`analyze ${LOAD_SCHEMA}.chunks`).execute(observer)
@@ -146,84 +252,19 @@ export async function seedLoadCorpus(observer: Database, pool: Database, c: Load
   return { store, truth, seeding: { chunks: ingested.rows, seconds, indexes: 1 + optimized.built.length } }
 }
 
-function corpusSpec(c: LoadBenchConfig): CorpusSpec {
+/** The synthetic corpus of a load config (shared topics, 5% duplicates). */
+export function corpusSpec(c: LoadBenchConfig): CorpusSpec {
   return { seed: c.seed, dim: c.dim, tenants: c.tenants, chunksPerDoc: c.chunksPerDoc, topics: 'shared', duplicates: 0.05 }
 }
 
 /**
- * What the clients draw from: tenants by size, the queries of every tenant (eight each; four past
- * 1,000 tenants) and replacement vectors, all made here, before the first step — nothing generated
- * inside the clock (the generator counts its calls, `generatorCalls()`, and a test holds a step to zero).
- *
- * ### Examples
- * ```ts
- * const step = await runLoadStep(loadContext(store, { db: pool, connections: 5 }, db, truth, config), 4, 15, 3)
- * ```
+ * `maintenance_work_mem` for the shared index build: the graph of every chunk (vectors and links,
+ * with a fifth more), at least 1 GB and at most 8 GB — a graph past it builds many times slower.
  */
-export function loadContext(
-  store: PgVectorStore,
-  pool: LoadContext['pool'],
-  observer: Database,
-  truth: CorpusTruth,
-  c: LoadBenchConfig,
-): LoadContext {
-  const random = seededRandom(`${c.seed}:load`)
-  const spec = corpusSpec(c)
-  const cumulative: number[] = []
-  let total = 0
-  for (const t of c.tenants) cumulative.push((total += t.chunks))
-  const perTenant = c.tenants.length > 1000 ? 4 : 8
-  const queries = new Map<string, Array<{ embedding: Embedding; text: string }>>()
-  for (const { id } of c.tenants) {
-    const texts = queryTexts(spec, id, perTenant)
-    queries.set(
-      id,
-      queryVectors(spec, id, perTenant).map((embedding, i) => ({ embedding, text: texts[i]! })),
-    )
-  }
-  const replacementVectors = [
-    ...generateCorpus({ ...spec, seed: `${c.seed}:replacements`, tenants: [{ id: 'r', chunks: 64 * c.chunksPerDoc }] }),
-  ].map((r) => r.embedding)
-  let next = 0
-  return {
-    store,
-    pool,
-    observer,
-    truth,
-    mix: c.mix,
-    random: () => random.next(),
-    pickTenant() {
-      const r = random.next() * total
-      let lo = 0
-      let hi = cumulative.length - 1
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1
-        if (cumulative[mid]! > r) hi = mid
-        else lo = mid + 1
-      }
-      return c.tenants[lo]!.id
-    },
-    query(tenantId) {
-      const list = queries.get(tenantId)
-      if (!list) throw new Error(`rag-bench load: ${tenantId} is not a tenant of the corpus`)
-      return list[Math.floor(random.next() * list.length)]!
-    },
-    replacement(tenantId, documentId): ChunkInput[] {
-      const first = (next++ % 64) * c.chunksPerDoc
-      return replacementVectors.slice(first, first + c.chunksPerDoc).map((embedding, i) => ({
-        content: `replacement ${i} for ${tenantId}`,
-        embedding,
-        metadata: { owner: tenantId, kind: 'replacement', acl: aclGroup(documentId) },
-      }))
-    },
-    aclFilter() {
-      // A user in two of the eight groups: about a quarter of a tenant's documents.
-      const a = Math.floor(random.next() * ACL_GROUPS)
-      const b = (a + 1 + Math.floor(random.next() * (ACL_GROUPS - 1))) % ACL_GROUPS
-      const groups = [`g${a}`, `g${b}`]
-      return { filter: { acl: { $in: groups } }, groups: new Set(groups) }
-    },
-  }
+function buildMemory(c: LoadBenchConfig): string {
+  const perPartition = c.chunks / Math.max(1, c.partitions)
+  const mb = Math.ceil((perPartition * (c.dim * 4 + 320) * 1.2) / 1024 ** 2)
+  return `${Math.min(8192, Math.max(1024, mb))}MB`
 }
 
 /** The smallest mean recall@10 the smoke sample may show; below it the answers are wrong, not approximate. */
@@ -242,7 +283,7 @@ async function smokeCheck(store: PgVectorStore, truth: CorpusTruth, ctx: LoadCon
     const tenantId = ctx.pickTenant()
     const { embedding } = ctx.query(tenantId)
     const tenant = store.forTenant(tenantId)
-    const startedAt = performance.now()
+    const startedAt = truthClock()
     const got = await tenant.search(embedding, { k: 10 })
     const exact = await tenant.exactSearch(embedding, { k: 10 })
     wrongRows += truth.check(tenantId, got, startedAt).length
@@ -261,32 +302,43 @@ function buildReport(
   c: LoadBenchConfig,
   seeding: LoadBenchReport['seeding'],
   smoke: LoadBenchReport['smoke'],
-  steps: LoadStep[],
+  baseline: PlainBaseline | null,
+  steps: ShapedStep[],
   soak: SoakReport | undefined,
 ): LoadBenchReport {
   const { tenants, ...rest } = c
-  const saturated = findSaturation(steps)
-  const warnings = steps
-    .filter((s) => s.clientCpu >= 0.9)
-    .map(
-      (s) =>
-        `step ${s.clients}: the bench process used ${(s.clientCpu * 100).toFixed(0)}% of a core — its numbers are the client's limit, not the server's`,
-    )
+  // Throughput against clients means something only where the clients only grow.
+  const saturated = c.shape === 'load' || c.shape === 'breakpoint' ? findSaturation(steps.filter((s) => s.phase !== 'soak')) : undefined
+  const warnings = steps.flatMap((s) =>
+    s.threadCpu
+      .map((cpu, i) => ({ cpu, i }))
+      .filter(({ cpu }) => cpu >= 0.9)
+      .map(
+        ({ cpu, i }) =>
+          `${s.phase} ${s.clients}: client thread ${i + 1} used ${(cpu * 100).toFixed(0)}% of a core — its numbers are the client's limit, not the server's (raise --workers)`,
+      ),
+  )
+  for (const s of steps)
+    if (s.generated > 0)
+      warnings.push(`${s.phase} ${s.clients}: ${s.generated} input(s) were generated inside the step — the bench measured itself`)
   if (!smoke.passed) warnings.unshift('the smoke check failed: no load was run')
+  const verdictSteps = steps.filter((s) => s.phase !== 'soak')
   return {
     machine: machineInfo(),
     server,
     config: { ...rest, tenantCount: tenants.length, largestTenant: Math.max(...tenants.map((t) => t.chunks)) },
-    method:
-      'one Node process, N clients as concurrent async loops on one pg pool of max(N)+1 connections; each draws an operation from the mix and a tenant with probability ∝ its chunks; search/hybrid k=10 through the store (tuned per tenant by optimize()), filtered = search k=10 under an ACL filter { acl: { $in: [2 of 8 groups] } } (metadata index on acl; every row also checked to be in the groups), replace = replaceDocument of 20 pre-made chunks, delete = deleteDocument of a random document of the tenant (replaced again later); latencies of operations that started after the warm-up and ended inside the step; every returned row checked: metadata.owner is the caller, the document is one the caller holds (or held while the search ran); database view: pg_stat_database deltas over the step, wait events of active client backends sampled every 200 ms',
+    method: `${c.shape}: ${LOAD_SHAPES[c.shape].describe}. The clients run on min(N, ${c.workers}) worker threads of one Node process, each thread with its own pg pool and store (a step of N clients: ${clientsPerWorker(8, c.workers).join('/')} for 8), all inputs made before the first step and shared; each client loops: an operation drawn from the mix, a tenant with probability ∝ its chunks; search/hybrid k=10 through the store (tuned per tenant by optimize()), filtered = search k=10 under an ACL filter { acl: { $in: [2 of 8 groups] } } (metadata index on acl; every row also checked to be in the groups), replace = replaceDocument of ${c.chunksPerDoc} pre-made chunks, delete = deleteDocument of a random document of the tenant (replaced again later); latencies of operations that started after the warm-up and ended inside the step; every returned row checked against a truth the threads share: metadata.owner is the caller, the document is one the caller holds (or held while the search ran); CPU per client thread from /proc/thread-self/stat; database view: pg_stat_database deltas over the step (each client connection publishes its counters first), wait events of active client backends sampled every 200 ms`,
     seeding,
     smoke,
+    baseline,
+    shape: c.shape,
     steps,
-    ...ladderVerdict(steps, c.maxP95Ms),
+    ...ladderVerdict(verdictSteps, c.maxP95Ms),
     saturates: saturated ? { clients: saturated.clients, throughput: saturated.throughput } : null,
+    spike: c.shape === 'spike' ? spikeOutcome(steps) : null,
     isolation: {
-      rowsChecked: steps.reduce((s, x) => s + x.rowsChecked, 0) + (soak?.rowsChecked ?? 0),
-      wrongRows: steps.reduce((s, x) => s + x.wrongRows, 0) + (soak?.wrongRows ?? 0),
+      rowsChecked: steps.reduce((s, x) => s + x.rowsChecked, 0),
+      wrongRows: steps.reduce((s, x) => s + x.wrongRows, 0),
     },
     warnings,
     soak,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
-import { runLoadStep, type LoadContext } from './load-step.js'
+import type { Database } from '../../../src/index.js'
+import { runLoadStep, type ClientRunner, type LoadStep } from './load-step.js'
 
 /** What `--soak` measured. */
 export interface SoakReport {
@@ -18,30 +19,31 @@ export interface SoakReport {
 }
 
 /**
- * Holds one step for `minutes`, sampling the bench's RSS and the server's client backends every
- * 5 s; fails when RSS grows faster than `maxGrowthMbPerHour` over the second half (the first half
- * is warm-up: pools fill, caches grow).
+ * Holds one step for `minutes`, sampling the bench's RSS (every thread's: the client workers are
+ * threads of it) and the server's client backends every 5 s; fails when RSS grows faster than
+ * `maxGrowthMbPerHour` over the second half (the first half is warm-up: pools fill, caches grow).
  *
  * ### Examples
  * ```ts
- * const soak = await runSoak(context, 8, 10, 50, console.error)
+ * const { soak } = await runSoak(workers, observer, { clients: 8, minutes: 10, warmupSeconds: 3 }, 50, console.error)
  * soak.passed
  * ```
  */
 export async function runSoak(
-  ctx: LoadContext,
-  clients: number,
-  minutes: number,
+  runner: ClientRunner,
+  observer: Database,
+  phase: { clients: number; minutes: number; warmupSeconds: number },
   maxGrowthMbPerHour: number,
   log: (line: string) => void,
-): Promise<SoakReport> {
+): Promise<{ step: LoadStep; soak: SoakReport }> {
+  const { clients, minutes } = phase
   log(`soak: ${clients} client(s) for ${minutes} min, RSS and backends every 5 s`)
   const samples: SoakReport['samples'] = []
   const started = performance.now()
   const sample = async () => {
     const { rows } = await sql<{ n: number }>`
       select count(*)::int as n from pg_stat_activity where backend_type = 'client backend' and datname = current_database()`.execute(
-      ctx.observer,
+      observer,
     )
     samples.push({ second: (performance.now() - started) / 1000, rssMB: process.memoryUsage().rss / 1024 ** 2, backends: rows[0]!.n })
   }
@@ -49,7 +51,7 @@ export async function runSoak(
   const timer = setInterval(() => void sample().catch(() => {}), 5000)
   let step
   try {
-    step = await runLoadStep(ctx, clients, minutes * 60, 0)
+    step = await runLoadStep(runner, observer, clients, minutes * 60, phase.warmupSeconds)
   } finally {
     clearInterval(timer)
   }
@@ -57,7 +59,7 @@ export async function runSoak(
   const growth = rssGrowthPerHour(samples)
   const passed = growth <= maxGrowthMbPerHour && step.wrongRows === 0
   log(`soak: RSS ${growth.toFixed(1)} MB/h over the second half (bound ${maxGrowthMbPerHour}) — ${passed ? 'passed' : 'FAILED'}`)
-  return {
+  const soak = {
     clients,
     minutes,
     throughput: step.throughput,
@@ -69,6 +71,7 @@ export async function runSoak(
     maxGrowthMbPerHour,
     passed,
   }
+  return { step, soak }
 }
 
 /**
