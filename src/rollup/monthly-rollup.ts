@@ -10,6 +10,7 @@ import { rebuildStatement, refreshStatement, type AtKind, type RollupParts } fro
 import { assertIdentifier } from '../sql/identifier.js'
 import { resolveRollupConfig, type MonthlyRollupConfig } from './rollup-config.js'
 import { sourceIndexFor, type SourceIndex } from './source-index.js'
+import { freshRollupRows } from './fresh-read.js'
 import { claimDirtyKeys, pendingDirtyRows, trackingDdl, untrackingDdl } from './dirty-keys.js'
 
 export type { MonthlyRollupConfig } from './rollup-config.js'
@@ -57,6 +58,12 @@ export interface ReadOptions {
   to: Date | string | number
   /** Keep only these group columns, re-aggregating the measures over the others (`[]`: one row per month). */
   groupBy?: readonly string[]
+  /**
+   * Months the dirty-key log holds (tracked writes not drained yet) are aggregated live from the
+   * source instead of read from the rollup table, in the same statement: right after a committed
+   * write, without waiting for a drain. Needs `track` to have run.
+   */
+  fresh?: boolean
 }
 
 /** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
@@ -82,6 +89,8 @@ export class MonthlyRollup {
   readonly #parts: RollupParts
   readonly #lockClass: number
   #validated: Promise<AtKind> | undefined
+  /** The `at` column's kind once the server said it (what a fresh read's month bounds need). */
+  #atKind: AtKind | undefined
   #fragmentsInlinable: boolean | undefined
   readonly #statements = new Map<
     AtKind,
@@ -345,10 +354,12 @@ export class MonthlyRollup {
    * ```ts
    * const byCategory = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12' })
    * const totals = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12', groupBy: [] })
+   * const now = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12', fresh: true }) // tracked writes not drained yet included
    * ```
    */
   async read(db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
     const plain = db.withoutPlugins()
+    if (options?.fresh) await this.#validate(plain)
     return (await this.readQuery(plain, options).execute(plain)).rows
   }
 
@@ -370,7 +381,15 @@ export class MonthlyRollup {
     const keep = options.groupBy === undefined ? allGroups : options.groupBy.map((g) => assertIdentifier(g, 'read groupBy column'))
     const unknown = keep.filter((g) => !allGroups.includes(g))
     if (unknown.length) throw new InvalidArgumentError(`read: ${unknown.join(', ')} is not a group column of ${target.name}`)
-    const t = sql.raw(target.qualified)
+    if (options.fresh !== undefined && typeof options.fresh !== 'boolean') throw new InvalidArgumentError('read: fresh must be a boolean')
+    let t = sql.raw(target.qualified)
+    if (options.fresh) {
+      if (!this.#atKind)
+        throw new InvalidArgumentError(
+          "readQuery({ fresh: true }) needs the at column's type from the server: call read, refreshAt or track once first",
+        )
+      t = sql`${freshRollupRows({ ...this.#parts, atKind: this.#atKind }, tenantId, from, to)} as r`
+    }
     const tenant = sql`${tenantId}::${sql.raw(target.tenantType)}`
     const monthCol = sql`to_char(month, 'YYYY-MM') as month`
     const keptCols = keep.map((g) => sql.raw(`"${g}"`))
@@ -425,7 +444,7 @@ export class MonthlyRollup {
    */
   #validate(db: Kysely<any>): Promise<AtKind> {
     if (!this.#validated) {
-      const done = this.#checkOnServer(db)
+      const done = this.#checkOnServer(db).then((kind) => (this.#atKind = kind))
       this.#validated = done
       done.catch(() => {
         if (this.#validated === done) this.#validated = undefined

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { connect, InvalidArgumentError, type Database } from '../../src/index.js'
+import { connect, explain, indexesUsed, InvalidArgumentError, planNodes, type Database } from '../../src/index.js'
 import { seededRandom } from '../../src/bench-kit.js'
 import { expensesCopyText, expensesRollup as declareExpensesRollup } from '../../bench/synthetic/expenses.js'
 import { itWithServer } from '../support/skip.js'
@@ -206,6 +206,49 @@ describe('MonthlyRollup.track', () => {
     await expect(rollup.refreshDirty(t.db, { tenantId: '' })).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(rollup.drain(t.db, { intervalMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError)
     expect(await pending()).toEqual([{ tenant_id: 5, month: '2024-01' }])
+  })
+})
+
+describe('read({ fresh: true })', () => {
+  const asTruth = (rows: Array<Record<string, unknown>>) =>
+    JSON.stringify(rows.map(({ month, category, total, count }) => ({ month, category, total, count })))
+
+  it('equals the from-scratch truth right after a committed write, before any drain; the plain read is stale until the drain', async () => {
+    const range = { tenantId: 4, from: '2024-01', to: '2024-12' }
+    await insert(4, '2024-04-04T12:00:00Z', 'fresh', '12.34').execute(t.db)
+    await sql`delete from expenses where id = (select min(id) from expenses where tenant_id = 4 and paid_at >= '2024-06-01' and paid_at < '2024-07-01')`.execute(
+      t.db,
+    )
+    const truth = await fromScratch(t.db, ZONE, 4, '2024-01-01', '2024-12-01')
+    expect(asTruth(await rollup.read(t.db, { ...range, fresh: true }))).toBe(truth)
+    expect(asTruth(await rollup.read(t.db, range))).not.toBe(truth) // the rollup table itself is stale
+    await drainAll(t.db)
+    expect(asTruth(await rollup.read(t.db, range))).toBe(truth)
+    expect(asTruth(await rollup.read(t.db, { ...range, fresh: true }))).toBe(truth)
+  })
+
+  it('combines over groups like a plain read (groupBy: [])', async () => {
+    await insert(4, '2024-04-05T12:00:00Z', 'fresh-2', '1.00').execute(t.db)
+    const fresh = await rollup.read(t.db, { tenantId: 4, from: '2024-04', to: '2024-04', groupBy: [], fresh: true })
+    await drainAll(t.db)
+    expect(fresh).toEqual(await rollup.read(t.db, { tenantId: 4, from: '2024-04', to: '2024-04', groupBy: [] }))
+  })
+
+  it('aggregates live only the dirty months, through the source index; the clean ones come from the rollup table', async () => {
+    await insert(4, '2024-04-06T12:00:00Z', 'plan', '1.00').execute(t.db)
+    const plan = await explain(t.db, rollup.readQuery(t.db, { tenantId: 4, from: '2024-01', to: '2024-12', fresh: true }).compile(t.db))
+    const used = indexesUsed(plan)
+    expect(used).toContain('expenses_tenant_paid_at')
+    expect(used.some((i) => i.startsWith('expenses_monthly'))).toBe(true)
+    // The source is never scanned whole: only the dirty months' ranges.
+    expect(
+      planNodes(plan)
+        .filter((n) => n['Node Type'] === 'Seq Scan')
+        .map((n) => n['Relation Name']),
+    ).not.toContain('expenses')
+    await expect(rollup.read(t.db, { tenantId: 4, from: '2024-01', to: '2024-12', fresh: 'yes' as never })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
   })
 })
 
