@@ -40,7 +40,9 @@ export {
 } from './plan/explain.js'
 export {
   MonthlyRollup,
+  type DrainOptions,
   type MonthlyRollupConfig,
+  type RefreshDirtyOptions,
   type ReadOptions,
   type RebuildOptions,
   type RefreshAtOptions,

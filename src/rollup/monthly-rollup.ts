@@ -10,6 +10,8 @@ import { rebuildStatement, refreshStatement, type AtKind, type RollupParts } fro
 import { assertIdentifier } from '../sql/identifier.js'
 import { resolveRollupConfig, type MonthlyRollupConfig } from './rollup-config.js'
 import { sourceIndexFor, type SourceIndex } from './source-index.js'
+import { freshRollupRows } from './fresh-read.js'
+import { claimDirtyKeys, pendingDirtyRows, trackingDdl, untrackingDdl } from './dirty-keys.js'
 
 export type { MonthlyRollupConfig } from './rollup-config.js'
 import { SQLSTATE } from '../sql/sqlstate.js'
@@ -31,6 +33,22 @@ export interface RebuildOptions {
   until: Date | string | number
 }
 
+/** Options of {@link MonthlyRollup.refreshDirty}. */
+export interface RefreshDirtyOptions {
+  /** At most this many log rows claimed (default 1000); their distinct keys are the buckets refreshed. */
+  limit?: number
+  /** Only this tenant's keys. */
+  tenantId?: string | number
+}
+
+/** Options of {@link MonthlyRollup.drain}. */
+export interface DrainOptions extends RefreshDirtyOptions {
+  /** Wait this long when the log is empty before looking again (default 1000 ms). */
+  intervalMs?: number
+  /** Stops the loop (after the refresh in flight commits). */
+  signal?: AbortSignal
+}
+
 /** Options of {@link MonthlyRollup.read}. */
 export interface ReadOptions {
   tenantId: string | number
@@ -40,6 +58,12 @@ export interface ReadOptions {
   to: Date | string | number
   /** Keep only these group columns, re-aggregating the measures over the others (`[]`: one row per month). */
   groupBy?: readonly string[]
+  /**
+   * Months the dirty-key log holds (tracked writes not drained yet) are aggregated live from the
+   * source instead of read from the rollup table, in the same statement: right after a committed
+   * write, without waiting for a drain. Needs `track` to have run.
+   */
+  fresh?: boolean
 }
 
 /** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
@@ -65,6 +89,8 @@ export class MonthlyRollup {
   readonly #parts: RollupParts
   readonly #lockClass: number
   #validated: Promise<AtKind> | undefined
+  /** The `at` column's kind once the server said it (what a fresh read's month bounds need). */
+  #atKind: AtKind | undefined
   #fragmentsInlinable: boolean | undefined
   readonly #statements = new Map<
     AtKind,
@@ -211,6 +237,114 @@ export class MonthlyRollup {
   }
 
   /**
+   * Makes every write to the source mark its buckets dirty, in the writer's own transaction, so
+   * {@link refreshDirty} can heal them whoever wrote: INSERT and COPY, UPDATE (the old and the new
+   * bucket of a row that moves month or tenant), DELETE, TRUNCATE (every bucket the rollup holds).
+   * Statement-level triggers with transition tables on the source (on a partitioned source, on the
+   * parent) append to a log beside the rollup table (`<target>_dirty`): no key, so writers of the
+   * same bucket never wait on each other, and a rolled-back write leaves nothing. Rows the rollup's
+   * `where` leaves out are marked too. Idempotent; two at once take turns. Writes made before
+   * tracking are not in the log: `rebuild` once after the first `track`. Writers need INSERT on the
+   * log.
+   *
+   * ### Examples
+   * ```ts
+   * await rollup.track(db)
+   * await sql`update expenses set paid_at = paid_at - interval '40 days' where id = 7`.execute(db) // marks both months
+   * await rollup.refreshDirty(db) // { buckets: 2, remaining: 0 }
+   * ```
+   */
+  async track(db: Kysely<any>): Promise<void> {
+    const plain = db.withoutPlugins()
+    const atKind = await this.#validate(plain)
+    await this.#ddl(plain, trackingDdl({ ...this.#parts, atKind }))
+  }
+
+  /**
+   * Stops tracking: the triggers and their function are dropped; the log keeps the keys still
+   * pending (a later `refreshDirty` drains them). Writes made while untracked are not marked.
+   *
+   * ### Examples
+   * ```ts
+   * await rollup.untrack(db)
+   * ```
+   */
+  async untrack(db: Kysely<any>): Promise<void> {
+    await this.#ddl(db.withoutPlugins(), untrackingDdl(this.#parts))
+  }
+
+  /**
+   * Heals the buckets tracked writes marked dirty: claims up to `limit` log rows (rows another
+   * drainer holds are skipped), refreshes each claimed bucket from the source under its bucket lock
+   * (one set-based statement per tenant, locks in tenant and month order), and removes what it
+   * claimed — all in one transaction, so a drainer that dies leaves its keys to the next, and a key
+   * marked after its refresh read the source stays in the log. Safe with several drainers.
+   *
+   * ### Examples
+   * ```ts
+   * let { remaining } = await rollup.refreshDirty(db, { limit: 500 })
+   * ```
+   */
+  async refreshDirty(db: Kysely<any>, options: RefreshDirtyOptions = {}): Promise<{ buckets: number; remaining: number }> {
+    const limit = options.limit ?? 1000
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
+      throw new InvalidArgumentError(`refreshDirty: limit must be an integer from 1 to 1000000, got ${String(options.limit)}`)
+    const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId)
+    const plain = db.withoutPlugins()
+    const { rebuild } = this.#statementsFor(await this.#validate(plain))
+    const run = async (trx: Kysely<any>) => {
+      const keys = await claimDirtyKeys(trx, this.#parts, { limit, tenantId })
+      const byTenant = new Map<string, { tenantId: string | number; months: string[] }>()
+      for (const k of keys) {
+        const group = byTenant.get(String(k.tenantId)) ?? { tenantId: k.tenantId, months: [] }
+        group.months.push(k.month)
+        byTenant.set(String(k.tenantId), group)
+      }
+      if (keys.length) await trx.executeQuery(CompiledQuery.raw('SET LOCAL jit = off'))
+      for (const group of byTenant.values()) {
+        await trx.executeQuery(CompiledQuery.raw(this.#lockStatement(group.tenantId, group.months)))
+        await trx.executeQuery(rebuild({ tenant: group.tenantId, months: group.months }))
+      }
+      return { buckets: keys.length, remaining: await pendingDirtyRows(trx, this.#parts, tenantId) }
+    }
+    return plain.isTransaction ? run(plain) : plain.transaction().execute(run)
+  }
+
+  /**
+   * A drain loop for a worker process: {@link refreshDirty} until the log is empty, then waits
+   * `intervalMs` and looks again, until `signal` aborts. Resolves to the buckets it refreshed.
+   *
+   * ### Examples
+   * ```ts
+   * const stop = new AbortController()
+   * const drained = rollup.drain(db, { intervalMs: 500, signal: stop.signal })
+   * // … on shutdown:
+   * stop.abort(); await drained
+   * ```
+   */
+  async drain(db: Kysely<any>, options: DrainOptions = {}): Promise<{ buckets: number }> {
+    const intervalMs = options.intervalMs ?? 1000
+    if (!(intervalMs >= 0) || !Number.isFinite(intervalMs)) throw new InvalidArgumentError('drain: intervalMs must be a number ≥ 0')
+    let buckets = 0
+    while (!options.signal?.aborted) {
+      const done = await this.refreshDirty(db, options)
+      buckets += done.buckets
+      // Nothing left, or nothing this drainer could claim (others hold the rest): wait before looking again.
+      if (done.remaining === 0 || done.buckets === 0) await sleep(intervalMs, options.signal)
+    }
+    return { buckets }
+  }
+
+  /** Runs DDL in one transaction under the rollup's DDL lock (two `track` at once take turns). */
+  async #ddl(db: Kysely<any>, statements: readonly string[]): Promise<void> {
+    const run = async (trx: Kysely<any>) => {
+      await trx.executeQuery(CompiledQuery.raw(advisoryXactLock(this.#lockClass, [int32Hash('pgscale.rollup.track')])))
+      for (const text of statements) await trx.executeQuery(CompiledQuery.raw(text))
+    }
+    await (db.isTransaction ? run(db) : db.transaction().execute(run))
+  }
+
+  /**
    * What a dashboard reads: the tenant's rows from month `from` to month `to`, as
    * `{ month: 'YYYY-MM', ...groups, ...measures }`, ordered by month and groups. With `groupBy`,
    * only those group columns are kept and measures are combined over the rest (sum and count by
@@ -220,10 +354,12 @@ export class MonthlyRollup {
    * ```ts
    * const byCategory = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12' })
    * const totals = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12', groupBy: [] })
+   * const now = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12', fresh: true }) // tracked writes not drained yet included
    * ```
    */
   async read(db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
     const plain = db.withoutPlugins()
+    if (options?.fresh) await this.#validate(plain)
     return (await this.readQuery(plain, options).execute(plain)).rows
   }
 
@@ -245,7 +381,15 @@ export class MonthlyRollup {
     const keep = options.groupBy === undefined ? allGroups : options.groupBy.map((g) => assertIdentifier(g, 'read groupBy column'))
     const unknown = keep.filter((g) => !allGroups.includes(g))
     if (unknown.length) throw new InvalidArgumentError(`read: ${unknown.join(', ')} is not a group column of ${target.name}`)
-    const t = sql.raw(target.qualified)
+    if (options.fresh !== undefined && typeof options.fresh !== 'boolean') throw new InvalidArgumentError('read: fresh must be a boolean')
+    let t = sql.raw(target.qualified)
+    if (options.fresh) {
+      if (!this.#atKind)
+        throw new InvalidArgumentError(
+          "readQuery({ fresh: true }) needs the at column's type from the server: call read, refreshAt or track once first",
+        )
+      t = sql`${freshRollupRows({ ...this.#parts, atKind: this.#atKind }, tenantId, from, to)} as r`
+    }
     const tenant = sql`${tenantId}::${sql.raw(target.tenantType)}`
     const monthCol = sql`to_char(month, 'YYYY-MM') as month`
     const keptCols = keep.map((g) => sql.raw(`"${g}"`))
@@ -300,7 +444,7 @@ export class MonthlyRollup {
    */
   #validate(db: Kysely<any>): Promise<AtKind> {
     if (!this.#validated) {
-      const done = this.#checkOnServer(db)
+      const done = this.#checkOnServer(db).then((kind) => (this.#atKind = kind))
       this.#validated = done
       done.catch(() => {
         if (this.#validated === done) this.#validated = undefined
@@ -366,4 +510,18 @@ const AT_KINDS: Record<string, AtKind> = {
   'timestamp with time zone': 'timestamptz',
   'timestamp without time zone': 'timestamp',
   date: 'date',
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    signal?.addEventListener('abort', done, { once: true })
+  })
 }

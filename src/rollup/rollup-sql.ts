@@ -23,7 +23,7 @@ export interface RollupParts {
  * the `at` column's own type: instants for `timestamptz` (the zone's midnight, DST-correct), the
  * wall-clock midnight for `timestamp`, the date for `date`. Never through the session TimeZone.
  */
-function monthBounds(p: RollupParts, month: RawBuilder<unknown>): { lo: RawBuilder<unknown>; hi: RawBuilder<unknown> } {
+export function monthBounds(p: RollupParts, month: RawBuilder<unknown>): { lo: RawBuilder<unknown>; hi: RawBuilder<unknown> } {
   switch (p.atKind) {
     case 'timestamp':
       return { lo: sql`${month}::timestamp`, hi: sql`(${month} + interval '1 month')::timestamp` }

@@ -1,0 +1,374 @@
+import { sql } from 'kysely'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { connect, explain, indexesUsed, InvalidArgumentError, planNodes, type Database } from '../../src/index.js'
+import { seededRandom } from '../../src/bench-kit.js'
+import { expensesCopyText, expensesRollup as declareExpensesRollup } from '../../bench/synthetic/expenses.js'
+import { itWithServer } from '../support/skip.js'
+import { testTarget, useTestDatabase } from '../support/test-database.js'
+import { expensesRollup, fromScratch, rollupSnapshot, seedExpenses } from './rollup-fixture.js'
+
+/**
+ * `track` / `refreshDirty` / `drain` against the from-scratch truth: every write kind, from plain
+ * SQL (never through the rollup), in a zone with DST and at local month edges; rolled-back writes,
+ * writers and drainers at once, a drainer killed midway, untrack and track again.
+ */
+const t = useTestDatabase()
+const ZONE = 'America/Mexico_City'
+const { target, rollup } = expensesRollup(ZONE)
+const TENANTS = [1, 2, 3, 4, 5, 6]
+const withServer = itWithServer(testTarget())
+
+beforeAll(async () => {
+  await seedExpenses(t.db, { seed: 'tracking', rows: 6_000, tenants: 6, bigTenantRows: 2_000, months: 14 })
+  await target.create(t.db)
+  for (const tenantId of TENANTS) await rollup.rebuild(t.db, { tenantId, since: '2000-01-01', until: '2030-12-31' })
+  await rollup.track(t.db)
+  await rollup.track(t.db) // idempotent
+})
+
+beforeEach(async () => {
+  await drainAll(t.db)
+})
+
+async function drainAll(db: Database): Promise<number> {
+  let buckets = 0
+  for (;;) {
+    const done = await rollup.refreshDirty(db, { limit: 50 })
+    buckets += done.buckets
+    if (done.remaining === 0) return buckets
+  }
+}
+
+async function pending(db: Database = t.db): Promise<Array<{ tenant_id: number; month: string }>> {
+  const { rows } = await sql<{ tenant_id: number; month: string }>`
+    select distinct tenant_id::int, to_char(month, 'YYYY-MM') as month from expenses_monthly_dirty order by 1, 2`.execute(db)
+  return rows
+}
+
+/** Every tenant's rollup equals the from-scratch aggregate (all months). */
+async function expectTruth(db: Database = t.db) {
+  for (const tenantId of TENANTS)
+    expect([tenantId, await rollupSnapshot(db, 'expenses_monthly', tenantId)]).toEqual([tenantId, await fromScratch(db, ZONE, tenantId)])
+}
+
+const insert = (tenant: number, paidAt: string, category: string, amount: string) =>
+  sql`insert into expenses (tenant_id, paid_at, category, amount, status) values (${tenant}, ${paidAt}::timestamptz, ${category}, ${amount}::numeric, 'paid')`
+
+describe('MonthlyRollup.track', () => {
+  it('marks the keys of plain-SQL inserts, at the local month edges (Mexico City: 06:00Z ends February 2024)', async () => {
+    await insert(1, '2024-03-01T05:59:59Z', 'edge', '1.00').execute(t.db)
+    await insert(1, '2024-03-01T06:00:00Z', 'edge', '2.00').execute(t.db)
+    expect(await pending()).toEqual([
+      { tenant_id: 1, month: '2024-02' },
+      { tenant_id: 1, month: '2024-03' },
+    ])
+    expect(await rollup.refreshDirty(t.db)).toEqual({ buckets: 2, remaining: 0 })
+    await expectTruth()
+  })
+
+  it('marks an INSERT … SELECT and a COPY once per key, not once per row', async () => {
+    await sql`insert into expenses (tenant_id, paid_at, category, amount, status)
+      select 2, timestamptz '2024-05-10T12:00:00Z' + g * interval '1 minute', 'bulk', 1, 'paid' from generate_series(1, 500) g`.execute(
+      t.db,
+    )
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from expenses_monthly_dirty`.execute(t.db)
+    expect(rows[0]!.n).toBe(1)
+    await t.db.copyFrom(
+      'copy expenses (tenant_id, paid_at, category, amount, status) from stdin',
+      expensesCopyText([
+        { tenantId: 3, paidAt: new Date('2024-07-01T12:00:00Z'), category: 'copied', amount: '5.00', status: 'paid' },
+        { tenantId: 4, paidAt: new Date('2023-12-31T12:00:00Z'), category: 'copied', amount: '6.00', status: 'paid' },
+      ]),
+    )
+    expect(await pending()).toEqual([
+      { tenant_id: 2, month: '2024-05' },
+      { tenant_id: 3, month: '2024-07' },
+      { tenant_id: 4, month: '2023-12' },
+    ])
+    await drainAll(t.db)
+    await expectTruth()
+  })
+
+  it('an UPDATE marks the old and the new bucket of a row that moves month and tenant; a DELETE the old', async () => {
+    const ids: number[] = []
+    for (const [paidAt, category] of [
+      ['2023-04-10T12:00:00Z', 'moves-month'],
+      ['2023-06-10T12:00:00Z', 'moves-tenant'],
+      ['2023-08-10T12:00:00Z', 'deleted'],
+    ]) {
+      const { rows } = await sql<{ id: number }>`insert into expenses (tenant_id, paid_at, category, amount, status)
+        values (5, ${paidAt}::timestamptz, ${category}, 7, 'paid') returning id::int`.execute(t.db)
+      ids.push(rows[0]!.id)
+    }
+    await drainAll(t.db)
+    const [a, b, c] = ids
+    await sql`update expenses set paid_at = paid_at - interval '45 days' where id = ${a}`.execute(t.db) // April → February
+    await sql`update expenses set tenant_id = 6 where id = ${b}`.execute(t.db) // tenant 5 → 6, June
+    await sql`delete from expenses where id = ${c}`.execute(t.db)
+    expect(await pending()).toEqual([
+      { tenant_id: 5, month: '2023-02' },
+      { tenant_id: 5, month: '2023-04' },
+      { tenant_id: 5, month: '2023-06' },
+      { tenant_id: 5, month: '2023-08' },
+      { tenant_id: 6, month: '2023-06' },
+    ])
+    await drainAll(t.db)
+    await expectTruth()
+  })
+
+  it('a TRUNCATE marks every bucket the rollup holds; the drain empties the rollup', async () => {
+    await sql`create table expenses_keep as select * from expenses`.execute(t.db)
+    try {
+      await sql`truncate expenses`.execute(t.db)
+      const { rows } = await sql<{ n: number }>`select count(distinct (tenant_id, month))::int as n from expenses_monthly`.execute(t.db)
+      expect((await pending()).length).toBe(rows[0]!.n)
+      await drainAll(t.db)
+      const { rows: left } = await sql<{ n: number }>`select count(*)::int as n from expenses_monthly`.execute(t.db)
+      expect(left[0]!.n).toBe(0)
+    } finally {
+      await sql`insert into expenses select * from expenses_keep`.execute(t.db) // marked again, as an insert
+      await sql`drop table expenses_keep`.execute(t.db)
+    }
+    await drainAll(t.db)
+    await expectTruth()
+  })
+
+  it("marks for a writer whose search_path differs from the tracker's", async () => {
+    await t.db.transaction().execute(async (trx) => {
+      await sql`create schema if not exists elsewhere`.execute(trx)
+      await sql`set local search_path = elsewhere`.execute(trx) // the log's unqualified name would not resolve here
+      await sql`insert into public.expenses (tenant_id, paid_at, category, amount, status) values (2, '2022-08-08T12:00:00Z', 'path', 1, 'paid')`.execute(
+        trx,
+      )
+    })
+    expect(await pending()).toEqual([{ tenant_id: 2, month: '2022-08' }])
+    await drainAll(t.db)
+    await expectTruth()
+  })
+
+  it('a rolled-back write leaves nothing in the log', async () => {
+    await t.db
+      .transaction()
+      .execute(async (trx) => {
+        await insert(1, '2022-02-02T12:00:00Z', 'undone', '9.00').execute(trx)
+        expect((await sql<{ n: number }>`select count(*)::int as n from expenses_monthly_dirty`.execute(trx)).rows[0]!.n).toBe(1)
+        throw new Error('undo')
+      })
+      .catch(() => {})
+    expect(await pending()).toEqual([])
+  })
+
+  withServer('writers of the same bucket never wait on each other: two open transactions both write it', async () => {
+    const other = await connect(t.url!, { maxConnections: 1 })
+    try {
+      await t.db.transaction().execute(async (trx) => {
+        await insert(2, '2024-09-09T12:00:00Z', 'w1', '1.00').execute(trx)
+        // The first writer has not committed; the second must not queue behind it.
+        await other.transaction().execute(async (trx2) => {
+          await sql`set local lock_timeout = '2s'`.execute(trx2)
+          await insert(2, '2024-09-10T12:00:00Z', 'w2', '1.00').execute(trx2)
+        })
+      })
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from expenses_monthly_dirty where tenant_id = 2`.execute(t.db)
+      expect(rows[0]!.n).toBe(2) // one row each: the log has no key to collide on
+      await drainAll(t.db)
+      await expectTruth()
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('untrack stops marking and keeps what is pending; track again marks again', async () => {
+    await insert(3, '2021-05-05T12:00:00Z', 'before-untrack', '1.00').execute(t.db)
+    await rollup.untrack(t.db)
+    await rollup.untrack(t.db) // idempotent
+    await insert(3, '2021-06-05T12:00:00Z', 'untracked', '1.00').execute(t.db)
+    expect(await pending()).toEqual([{ tenant_id: 3, month: '2021-05' }])
+    await rollup.track(t.db)
+    await insert(3, '2021-07-05T12:00:00Z', 'tracked', '1.00').execute(t.db)
+    expect(await pending()).toEqual([
+      { tenant_id: 3, month: '2021-05' },
+      { tenant_id: 3, month: '2021-07' },
+    ])
+    await drainAll(t.db)
+    // June was written while untracked: stale until rebuilt, as documented.
+    expect(await rollupSnapshot(t.db, 'expenses_monthly', 3)).not.toBe(await fromScratch(t.db, ZONE, 3))
+    await rollup.rebuild(t.db, { tenantId: 3, since: '2021-06-01', until: '2021-06-30' })
+    await expectTruth()
+  })
+
+  it('refreshDirty of one tenant leaves the others pending; bad options are typed errors', async () => {
+    await insert(4, '2024-01-10T12:00:00Z', 'x', '1.00').execute(t.db)
+    await insert(5, '2024-01-10T12:00:00Z', 'x', '1.00').execute(t.db)
+    expect(await rollup.refreshDirty(t.db, { tenantId: 4 })).toEqual({ buckets: 1, remaining: 0 })
+    expect(await pending()).toEqual([{ tenant_id: 5, month: '2024-01' }])
+    await expect(rollup.refreshDirty(t.db, { limit: 0 })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(rollup.refreshDirty(t.db, { tenantId: '' })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(rollup.drain(t.db, { intervalMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError)
+    expect(await pending()).toEqual([{ tenant_id: 5, month: '2024-01' }])
+  })
+})
+
+describe('read({ fresh: true })', () => {
+  const asTruth = (rows: Array<Record<string, unknown>>) =>
+    JSON.stringify(rows.map(({ month, category, total, count }) => ({ month, category, total, count })))
+
+  it('equals the from-scratch truth right after a committed write, before any drain; the plain read is stale until the drain', async () => {
+    const range = { tenantId: 4, from: '2024-01', to: '2024-12' }
+    await insert(4, '2024-04-04T12:00:00Z', 'fresh', '12.34').execute(t.db)
+    await sql`delete from expenses where id = (select min(id) from expenses where tenant_id = 4 and paid_at >= '2024-06-01' and paid_at < '2024-07-01')`.execute(
+      t.db,
+    )
+    const truth = await fromScratch(t.db, ZONE, 4, '2024-01-01', '2024-12-01')
+    expect(asTruth(await rollup.read(t.db, { ...range, fresh: true }))).toBe(truth)
+    expect(asTruth(await rollup.read(t.db, range))).not.toBe(truth) // the rollup table itself is stale
+    await drainAll(t.db)
+    expect(asTruth(await rollup.read(t.db, range))).toBe(truth)
+    expect(asTruth(await rollup.read(t.db, { ...range, fresh: true }))).toBe(truth)
+  })
+
+  it('combines over groups like a plain read (groupBy: [])', async () => {
+    await insert(4, '2024-04-05T12:00:00Z', 'fresh-2', '1.00').execute(t.db)
+    const fresh = await rollup.read(t.db, { tenantId: 4, from: '2024-04', to: '2024-04', groupBy: [], fresh: true })
+    await drainAll(t.db)
+    expect(fresh).toEqual(await rollup.read(t.db, { tenantId: 4, from: '2024-04', to: '2024-04', groupBy: [] }))
+  })
+
+  it('aggregates live only the dirty months, through the source index; the clean ones come from the rollup table', async () => {
+    await insert(4, '2024-04-06T12:00:00Z', 'plan', '1.00').execute(t.db)
+    const plan = await explain(t.db, rollup.readQuery(t.db, { tenantId: 4, from: '2024-01', to: '2024-12', fresh: true }).compile(t.db))
+    const used = indexesUsed(plan)
+    expect(used).toContain('expenses_tenant_paid_at')
+    expect(used.some((i) => i.startsWith('expenses_monthly'))).toBe(true)
+    // The source is never scanned whole: only the dirty months' ranges.
+    expect(
+      planNodes(plan)
+        .filter((n) => n['Node Type'] === 'Seq Scan')
+        .map((n) => n['Relation Name']),
+    ).not.toContain('expenses')
+    await expect(rollup.read(t.db, { tenantId: 4, from: '2024-01', to: '2024-12', fresh: 'yes' as never })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
+  })
+})
+
+describe('a partitioned source', () => {
+  it('is tracked on its parent: rows written to any partition, and a row moved between partitions, are marked', async () => {
+    await sql`create table expenses_parts (like expenses including defaults) partition by hash (tenant_id)`.execute(t.db)
+    for (let i = 0; i < 4; i++)
+      await sql
+        .raw(`create table expenses_parts_${i} partition of expenses_parts for values with (modulus 4, remainder ${i})`)
+        .execute(t.db)
+    const { target: partsTarget, rollup: partsRollup } = declareExpensesRollup({
+      source: 'expenses_parts',
+      target: 'expenses_parts_monthly',
+      zone: ZONE,
+    })
+    await partsTarget.create(t.db)
+    await partsRollup.track(t.db)
+    await sql`insert into expenses_parts (tenant_id, paid_at, category, amount, status)
+      select 1 + g % 6, timestamptz '2024-01-15T12:00:00Z' + (g % 5) * interval '31 days', 'p', 2, 'paid' from generate_series(1, 300) g`.execute(
+      t.db,
+    )
+    const keys = async () =>
+      (
+        await sql<{
+          k: string
+        }>`select distinct tenant_id || ':' || to_char(month, 'YYYY-MM') as k from expenses_parts_monthly_dirty order by 1`.execute(t.db)
+      ).rows.map((r) => r.k)
+    expect(await keys()).toHaveLength(30) // 6 tenants × 5 months, from four partitions
+    await partsRollup.refreshDirty(t.db)
+    await sql`update expenses_parts set tenant_id = 2 where id = (select min(id) from expenses_parts where tenant_id = 1)`.execute(t.db)
+    expect(await keys()).toEqual(['1:2024-02', '2:2024-02']) // tenant 1's first row: g = 6, February
+    await partsRollup.refreshDirty(t.db)
+    const { rows } = await sql<{ diff: number }>`
+      select count(*)::int as diff from (
+        (select tenant_id::int, month, category, total, count from expenses_parts_monthly
+         except
+         select tenant_id, date_trunc('month', paid_at at time zone ${ZONE})::date, category, sum(amount)::numeric(14,2), count(*)::int
+         from expenses_parts group by 1, 2, 3)
+        union all
+        (select tenant_id, date_trunc('month', paid_at at time zone ${ZONE})::date, category, sum(amount)::numeric(14,2), count(*)::int
+         from expenses_parts group by 1, 2, 3
+         except
+         select tenant_id::int, month, category, total, count from expenses_parts_monthly)) d`.execute(t.db)
+    expect(rows[0]!.diff).toBe(0)
+    await partsRollup.untrack(t.db)
+  })
+})
+
+describe('draining under load', () => {
+  withServer('writers and two drainers at once, each on its own connections: the rollup ends equal to the truth', async () => {
+    const writers = await connect(t.url!, { maxConnections: 3 })
+    const drainers = [await connect(t.url!, { maxConnections: 1 }), await connect(t.url!, { maxConnections: 1 })]
+    const stop = new AbortController()
+    try {
+      const draining = drainers.map((db) => rollup.drain(db, { limit: 20, intervalMs: 20, signal: stop.signal }))
+      const random = seededRandom('tracking-load')
+      const until = performance.now() + 2_000
+      const writer = async () => {
+        while (performance.now() < until) {
+          const tenant = TENANTS[Math.floor(random.next() * TENANTS.length)]!
+          const day = new Date(
+            Date.UTC(2024, Math.floor(random.next() * 12), 1 + Math.floor(random.next() * 27), Math.floor(random.next() * 24)),
+          )
+          const kind = random.next()
+          if (kind < 0.6) await insert(tenant, day.toISOString(), 'load', (random.next() * 100).toFixed(2)).execute(writers)
+          else if (kind < 0.8)
+            await sql`update expenses set paid_at = paid_at + interval '20 days' where id = (select id from expenses where tenant_id = ${tenant} order by id desc limit 1)`.execute(
+              writers,
+            )
+          else
+            await sql`delete from expenses where id = (select id from expenses where tenant_id = ${tenant} order by id desc limit 1)`.execute(
+              writers,
+            )
+        }
+      }
+      await Promise.all([writer(), writer(), writer()])
+      stop.abort()
+      const drained = await Promise.all(draining)
+      expect(drained.every((d) => d.buckets > 0)).toBe(true) // both drainers took work
+      await drainAll(t.db)
+      await expectTruth()
+    } finally {
+      stop.abort()
+      await writers.close()
+      for (const db of drainers) await db.close()
+    }
+  })
+
+  withServer('a drainer killed mid-drain leaves its keys to the next one', async () => {
+    for (const tenantId of [1, 2, 3]) await insert(tenantId, '2024-11-11T12:00:00Z', 'killed', '3.00').execute(t.db)
+    const victim = await connect(t.url!, { maxConnections: 1 })
+    try {
+      const killed = victim.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
+        await rollup.refreshDirty(trx, { limit: 1000 })
+        // Claimed and refreshed, not committed: the connection dies here.
+        await sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(t.db)
+        await sql`select 1`.execute(trx)
+      })
+      await expect(killed).rejects.toThrow()
+      expect(await pending()).toEqual([
+        { tenant_id: 1, month: '2024-11' },
+        { tenant_id: 2, month: '2024-11' },
+        { tenant_id: 3, month: '2024-11' },
+      ])
+      expect(await rollup.refreshDirty(t.db)).toEqual({ buckets: 3, remaining: 0 })
+      await expectTruth()
+    } finally {
+      await victim.close().catch(() => {})
+    }
+  })
+
+  it('a drain that fails rolls back: the keys stay pending', async () => {
+    await insert(6, '2024-10-10T12:00:00Z', 'failed', '1.00').execute(t.db)
+    await expect(
+      t.db.transaction().execute(async (trx) => {
+        await rollup.refreshDirty(trx)
+        throw new Error('the app failed after the drain')
+      }),
+    ).rejects.toThrow(/app failed/)
+    expect(await pending()).toEqual([{ tenant_id: 6, month: '2024-10' }])
+  })
+})
