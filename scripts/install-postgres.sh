@@ -8,7 +8,8 @@
 #   package of a newer suite is fetched: that suite is added as `deb-src` only, reusing the mirror
 #   URI this machine already uses, so no binary package can be upgraded from it. It is built with
 #   PGXS against the installed server and installed.
-# - Finally a throwaway cluster proves `CREATE EXTENSION vector` works.
+# - hll and tdigest (the rollup's approximate measures): Debian's postgresql-<major>-hll and -tdigest.
+# - Finally a throwaway cluster proves `CREATE EXTENSION vector` (and hll, tdigest) works.
 #
 # Environment: PG_MAJOR (default: the newest installed server, else the suite's default),
 # PGVECTOR_SUITES (newer suites to try, default "trixie testing"), PGVECTOR_MIN (default 0.8.0).
@@ -131,6 +132,17 @@ else
   log "pgvector $current installed into $SHAREDIR/extension"
 fi
 
+# 2b. The sketch extensions of the rollup's approximate measures (hll, tdigest): Debian's packages ----
+sketch_pkgs=()
+for ext in hll tdigest; do
+  [ -f "$SHAREDIR/extension/$ext.control" ] || sketch_pkgs+=("postgresql-$PG_MAJOR-$ext")
+done
+if [ "${#sketch_pkgs[@]}" -gt 0 ]; then
+  apt_update
+  log "installing: ${sketch_pkgs[*]}"
+  $SUDO apt-get install -y -qq --no-install-recommends "${sketch_pkgs[@]}" >/dev/null
+fi
+
 # 3. Prove it: CREATE EXTENSION vector in a throwaway cluster ----------------------------------
 run_as_pg() {
   if [ "$(id -u)" -eq 0 ]; then
@@ -152,3 +164,5 @@ run_as_pg "'$PG_BIN/initdb' -D '$check_dir/data' -U postgres -A trust >/dev/null
 run_as_pg "'$PG_BIN/pg_ctl' -D '$check_dir/data' -l '$check_dir/log' -w -o \"-p $port -k '$check_dir' -c listen_addresses=''\" start >/dev/null"
 got="$(run_as_pg "'$PG_BIN/psql' -h '$check_dir' -p $port -U postgres -d postgres -Atqc \"CREATE EXTENSION vector; SELECT extversion FROM pg_extension WHERE extname = 'vector'; SELECT '[1,2,3]'::vector <-> '[1,2,4]'::vector;\"")"
 log "CREATE EXTENSION vector works: version $(echo "$got" | sed -n 1p), '[1,2,3]' <-> '[1,2,4]' = $(echo "$got" | sed -n 2p)"
+sketch="$(run_as_pg "'$PG_BIN/psql' -h '$check_dir' -p $port -U postgres -d postgres -Atqc \"CREATE EXTENSION hll; CREATE EXTENSION tdigest; SELECT round(hll_cardinality(hll_add_agg(hll_hash_integer(g)))) FROM generate_series(1, 1000) g; SELECT round(tdigest_percentile(g::float8, 100, 0.5)) FROM generate_series(1, 1000) g;\"")"
+log "CREATE EXTENSION hll, tdigest work: ~$(echo "$sketch" | sed -n 1p) distinct of 1000, median ~$(echo "$sketch" | sed -n 2p)"

@@ -49,6 +49,7 @@ export {
   type RollupRow,
 } from './rollup/monthly-rollup.js'
 export { rollupTable, type RollupTable, type RollupTableConfig } from './rollup/rollup-table.js'
+export { approxCountDistinct, approxPercentiles, type PercentileRequest } from './rollup/sketch-measures.js'
 export type { SourceIndex } from './rollup/source-index.js'
 export {
   DEFAULT_OWN_INDEX_ABOVE,

@@ -3,14 +3,14 @@ import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
 import { Database } from '../db/database.js'
 import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError } from '../errors.js'
 import { monthOf, monthsBetween } from './local-month.js'
-import { combinerOf } from './measure-combiner.js'
 import { advisoryXactLock, int32Hash } from '../sql/advisory-lock.js'
-import { compileSql, statementTemplate } from '../sql/statement-template.js'
+import { statementTemplate } from '../sql/statement-template.js'
 import { rebuildStatement, refreshStatement, type AtKind, type RollupParts } from './rollup-sql.js'
 import { assertIdentifier } from '../sql/identifier.js'
 import { resolveRollupConfig, type MonthlyRollupConfig } from './rollup-config.js'
 import { sourceIndexFor, type SourceIndex } from './source-index.js'
 import { freshRollupRows } from './fresh-read.js'
+import { assertPercentiles, measureOutput, type PercentileRequest } from './sketch-measures.js'
 import { claimDirtyKeys, pendingDirtyRows, trackingDdl, untrackingDdl } from './dirty-keys.js'
 
 export type { MonthlyRollupConfig } from './rollup-config.js'
@@ -64,6 +64,10 @@ export interface ReadOptions {
    * write, without waiting for a drain. Needs `track` to have run.
    */
   fresh?: boolean
+  /** One row per group for the whole range (the measures combined over its months; `month` is `'YYYY-MM..YYYY-MM'`). */
+  combineMonths?: boolean
+  /** The percentiles to return for each `'tdigest'` measure (`approxPercentiles`): `{ latency: [0.5, 0.95] }`. */
+  percentiles?: PercentileRequest
 }
 
 /** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
@@ -390,29 +394,34 @@ export class MonthlyRollup {
         )
       t = sql`${freshRollupRows({ ...this.#parts, atKind: this.#atKind }, tenantId, from, to)} as r`
     }
+    if (options.combineMonths !== undefined && typeof options.combineMonths !== 'boolean')
+      throw new InvalidArgumentError('read: combineMonths must be a boolean')
+    const percentiles = assertPercentiles(options.percentiles, target.measures)
     const tenant = sql`${tenantId}::${sql.raw(target.tenantType)}`
-    const monthCol = sql`to_char(month, 'YYYY-MM') as month`
     const keptCols = keep.map((g) => sql.raw(`"${g}"`))
-    if (keep.length === allGroups.length) {
-      const columns = sql.join([monthCol, ...keptCols, ...target.measures.map((m) => sql.raw(`"${m.name}"`))])
-      return sql<RollupRow>`select ${columns} from ${t}
-        where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
-        order by ${sql.join([sql`month`, ...keptCols])}`
-    }
-    const measures = target.measures.map((m) => {
-      const combine = combinerOf(compileSql(this.#parts.measures.find((x) => x.name === m.name)!.expression).sql)
-      if (!combine) {
-        throw new InvalidArgumentError(
-          `read: measure ${m.name} is not one plain sum(...), count(...), min(...) or max(...), so combining it over groups ` +
-            `would be wrong (count(distinct ...) counts twice, ratios average averages); read all groups, or store its parts as measures`,
-        )
-      }
-      return sql.raw(`${combine}("${m.name}")::${m.type} as "${m.name}"`)
+    // Folding groups or months combines the measures: sums add, sketches unite.
+    const combined = keep.length !== allGroups.length || options.combineMonths === true
+    const measures = target.measures.flatMap((m) => {
+      const out = measureOutput(
+        { ...m, expression: this.#parts.measures.find((x) => x.name === m.name)!.expression },
+        combined,
+        percentiles,
+      )
+      return out ? [out] : []
     })
-    return sql<RollupRow>`select ${sql.join([monthCol, ...keptCols, ...measures])} from ${t}
-      where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
-      group by ${sql.join([sql`month`, ...keptCols])}
-      order by ${sql.join([sql`month`, ...keptCols])}`
+    const range = sql`tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date`
+    if (options.combineMonths) {
+      const label = `${from.slice(0, 7)}..${to.slice(0, 7)}`
+      return sql<RollupRow>`select ${sql.join([sql`${label}::text as month`, ...keptCols, ...measures])} from ${t}
+        where ${range}
+        ${keptCols.length ? sql`group by ${sql.join(keptCols)} order by ${sql.join(keptCols)}` : sql`having count(*) > 0`}`
+    }
+    const monthCol = sql`to_char(month, 'YYYY-MM') as month`
+    const order = sql.join([sql`month`, ...keptCols])
+    if (!combined)
+      return sql<RollupRow>`select ${sql.join([monthCol, ...keptCols, ...measures])} from ${t} where ${range} order by ${order}`
+    return sql<RollupRow>`select ${sql.join([monthCol, ...keptCols, ...measures])} from ${t} where ${range}
+      group by ${order} order by ${order}`
   }
 
   #monthOf(value: unknown, what: string): string {

@@ -5,12 +5,13 @@ import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
 import { fitIdentifier } from '../store/index-names.js'
 import { assertColumnType } from './column-type.js'
 import { quoteQualified } from '../sql/quote.js'
+import { ensureSketchExtensions, sketchKind } from './sketch-measures.js'
 
 /** Declaration of a rollup table: its group columns and measure columns with their types. */
 export interface RollupTableConfig {
   /** Group columns and their types, e.g. `{ category: 'varchar(64)' }`. */
   groupBy: Readonly<Record<string, string>>
-  /** Measure columns and their types, e.g. `{ total: 'numeric(14,2)', count: 'integer' }`. */
+  /** Measure columns and their types, e.g. `{ total: 'numeric(14,2)', count: 'integer' }`; `'hll'` / `'tdigest'` hold sketches (`approxCountDistinct`, `approxPercentiles`). */
   measures: Readonly<Record<string, string>>
   /** Type of `tenant_id`; match the source's. Default `text`. */
   tenantType?: string
@@ -63,16 +64,16 @@ export interface RollupTable {
 export function rollupTable(name: string, config: RollupTableConfig): RollupTable {
   const { schema, name: table } = assertQualifiedName(name, 'rollup table name')
   if (config === null || typeof config !== 'object') throw new InvalidArgumentError('rollupTable needs { groupBy, measures }')
-  const columns = (record: unknown, kind: string) => {
+  const columns = (record: unknown, kind: string, sketches = false) => {
     if (record === null || typeof record !== 'object' || Array.isArray(record))
       throw new InvalidArgumentError(`rollupTable: ${kind} must be an object of column types`)
     return Object.entries(record as Record<string, unknown>).map(([column, type]) => ({
       name: assertIdentifier(column, `${kind} column`),
-      type: assertColumnType(type, `${kind} column ${column}`),
+      type: sketches && typeof type === 'string' && sketchKind(type) ? type : assertColumnType(type, `${kind} column ${column}`),
     }))
   }
   const groupBy = columns(config.groupBy, 'groupBy')
-  const measures = columns(config.measures, 'measures')
+  const measures = columns(config.measures, 'measures', true)
   if (measures.length === 0) throw new InvalidArgumentError('rollupTable: declare at least one measure')
   const all = ['tenant_id', 'month', ...groupBy.map((g) => g.name), ...measures.map((m) => m.name)]
   const duplicate = all.find((c, i) => all.indexOf(c) !== i)
@@ -80,7 +81,9 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
   const tenantType = assertColumnType(config.tenantType ?? 'text', 'tenantType')
   const qualified = quoteQualified(schema, table)
 
+  const sketches = measures.flatMap((m) => sketchKind(m.type) ?? [])
   const create = async (db: Kysely<any>) => {
+    if (sketches.length) await ensureSketchExtensions(db, sketches)
     const definitions = [
       `tenant_id ${tenantType} not null`,
       'month date not null',
