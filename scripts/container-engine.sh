@@ -10,7 +10,7 @@
 #   unix:///run/pgscale-podman/podman.sock, where the container provider looks for it.
 # - No image registry can be reached, so the image pgscale/postgres-pgvector:15 is built locally
 #   from Debian's packages: debootstrap (minbase, the mirror this machine's apt sources use),
-#   postgresql-15 installed in it, pgvector copied from this machine's install (same Debian
+#   postgresql-15 with its hll and tdigest packages installed in it, pgvector copied from this machine's install (same Debian
 #   suite and PostgreSQL major: run scripts/install-postgres.sh first), and an entrypoint that
 #   honours POSTGRES_USER / POSTGRES_PASSWORD / POSTGRES_DB like the official image.
 #
@@ -101,8 +101,8 @@ mkdir -p "$rootfs/etc/postgresql-common/createcluster.d"
 echo 'create_main_cluster = false' > "$rootfs/etc/postgresql-common/createcluster.d/pgscale.conf"
 printf '#!/bin/sh\nexit 101\n' > "$rootfs/usr/sbin/policy-rc.d"
 chmod +x "$rootfs/usr/sbin/policy-rc.d"
-log "installing postgresql-$PG_MAJOR in it"
-chroot "$rootfs" apt-get install -y -qq --no-install-recommends "postgresql-$PG_MAJOR" >/var/log/pgscale-chroot-apt.log 2>&1 \
+log "installing postgresql-$PG_MAJOR (and its hll, tdigest) in it"
+chroot "$rootfs" apt-get install -y -qq --no-install-recommends "postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-hll" "postgresql-$PG_MAJOR-tdigest" >/var/log/pgscale-chroot-apt.log 2>&1 \
   || die "apt-get in the root filesystem failed (see /var/log/pgscale-chroot-apt.log)"
 log "adding pgvector $(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$("$PG_CONFIG" --sharedir)/extension/vector.control") from this machine"
 cp "$("$PG_CONFIG" --pkglibdir)/vector.so" "$rootfs$("$PG_CONFIG" --pkglibdir)/"
