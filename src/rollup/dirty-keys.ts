@@ -1,4 +1,6 @@
 import { sql, type Kysely } from 'kysely'
+import { hasCitusExtension } from '../db/database.js'
+import { SchemaMismatchError } from '../errors.js'
 import { sqlTextConstant } from '../filter/metadata-field.js'
 import { assertQualifiedName } from '../sql/identifier.js'
 import { quoteQualified } from '../sql/quote.js'
@@ -154,4 +156,25 @@ export async function pendingDirtyRows(db: Kysely<any>, parts: RollupParts, tena
   const byTenant = tenantId === undefined ? sql`true` : sql`tenant_id = ${tenantId}::${sql.raw(parts.target.tenantType)}`
   const { rows } = await sql<{ n: string }>`select count(*)::text as n from ${log} where ${byTenant}`.execute(db)
   return Number(rows[0]?.n ?? 0)
+}
+
+/**
+ * Refuses to track a source Citus distributes: Citus runs no triggers on distributed tables (only
+ * with `citus.enable_unsafe_triggers`, and then on the shards, where the coordinator's log is out
+ * of reach), so tracking would fail or miss writes. A typed error before anything is created.
+ *
+ * ### Examples
+ * ```ts
+ * await assertTrackable(db, parts) // throws SchemaMismatchError on a distributed source
+ * ```
+ */
+export async function assertTrackable(db: Kysely<any>, parts: RollupParts): Promise<void> {
+  if (!(await hasCitusExtension(db))) return
+  const { rows } = await sql<{ distributed: boolean }>`
+    select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${parts.source})) as distributed`.execute(db)
+  if (rows[0]?.distributed)
+    throw new SchemaMismatchError(
+      `rollup.track: ${parts.source} is distributed by Citus, which runs no triggers on distributed tables (with citus.enable_unsafe_triggers ` +
+        `they would run on the shards, where the dirty-key log is out of reach): keep ${parts.source}'s rollup fresh with refreshAt after writes and rebuild`,
+    )
 }

@@ -11,7 +11,7 @@ import { resolveRollupConfig, type MonthlyRollupConfig } from './rollup-config.j
 import { sourceIndexFor, type SourceIndex } from './source-index.js'
 import { freshRollupRows } from './fresh-read.js'
 import { assertPercentiles, measureOutput, type PercentileRequest } from './sketch-measures.js'
-import { claimDirtyKeys, pendingDirtyRows, trackingDdl, untrackingDdl } from './dirty-keys.js'
+import { assertTrackable, claimDirtyKeys, pendingDirtyRows, trackingDdl, untrackingDdl } from './dirty-keys.js'
 
 export type { MonthlyRollupConfig } from './rollup-config.js'
 import { SQLSTATE } from '../sql/sqlstate.js'
@@ -249,7 +249,8 @@ export class MonthlyRollup {
    * same bucket never wait on each other, and a rolled-back write leaves nothing. Rows the rollup's
    * `where` leaves out are marked too. Idempotent; two at once take turns. Writes made before
    * tracking are not in the log: `rebuild` once after the first `track`. Writers need INSERT on the
-   * log.
+   * log. A source Citus distributes is refused (`SchemaMismatchError`: Citus runs no triggers on
+   * distributed tables).
    *
    * ### Examples
    * ```ts
@@ -261,6 +262,7 @@ export class MonthlyRollup {
   async track(db: Kysely<any>): Promise<void> {
     const plain = db.withoutPlugins()
     const atKind = await this.#validate(plain)
+    await assertTrackable(plain, this.#parts)
     await this.#ddl(plain, trackingDdl({ ...this.#parts, atKind }))
   }
 

@@ -1,6 +1,15 @@
 import { sql } from 'kysely'
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { connect, explain, indexesUsed, InvalidArgumentError, planNodes, type Database } from '../../src/index.js'
+import {
+  connect,
+  explain,
+  hasCitusShardNodes,
+  indexesUsed,
+  InvalidArgumentError,
+  planNodes,
+  SchemaMismatchError,
+  type Database,
+} from '../../src/index.js'
 import { seededRandom } from '../../src/bench-kit.js'
 import { expensesCopyText, expensesRollup as declareExpensesRollup } from '../../bench/synthetic/expenses.js'
 import { itWithServer } from '../support/skip.js'
@@ -18,16 +27,35 @@ const { target, rollup } = expensesRollup(ZONE)
 const TENANTS = [1, 2, 3, 4, 5, 6]
 const withServer = itWithServer(testTarget())
 
+/** On a Citus cluster (the opt-in run) `expenses` is distributed: tracking is refused there, and only that is tested. */
+let citus = false
+
 beforeAll(async () => {
   await seedExpenses(t.db, { seed: 'tracking', rows: 6_000, tenants: 6, bigTenantRows: 2_000, months: 14 })
   await target.create(t.db)
+  citus = await hasCitusShardNodes(t.db)
+  if (citus) return
   for (const tenantId of TENANTS) await rollup.rebuild(t.db, { tenantId, since: '2000-01-01', until: '2030-12-31' })
   await rollup.track(t.db)
   await rollup.track(t.db) // idempotent
 })
 
-beforeEach(async () => {
-  await drainAll(t.db)
+beforeEach(async (ctx) => {
+  if (citus && !ctx.task.name.startsWith('on Citus')) return ctx.skip()
+  if (!citus) await drainAll(t.db)
+})
+
+describe('on Citus', () => {
+  it('on Citus: track refuses a distributed source with a typed error, and creates nothing', async (ctx) => {
+    if (!citus) return ctx.skip()
+    const refused = await rollup.track(t.db).catch((err: unknown) => err)
+    expect(refused).toBeInstanceOf(SchemaMismatchError)
+    expect((refused as Error).message).toMatch(/distributed by Citus.*no triggers/)
+    const { rows } = await sql<{ log: string | null; triggers: number }>`
+      select to_regclass('expenses_monthly_dirty')::text as log,
+        (select count(*)::int from pg_trigger where tgrelid = 'expenses'::regclass and not tgisinternal) as triggers`.execute(t.db)
+    expect(rows[0]).toEqual({ log: null, triggers: 0 })
+  })
 })
 
 async function drainAll(db: Database): Promise<number> {
