@@ -3,6 +3,7 @@ import { DatabaseError } from '../../src/index.js'
 import { ACL_GROUPS, aclGroup, CorpusTruth, truthClock } from '../../bench/rag/load/corpus-truth.js'
 import { LOAD_SHAPE_NAMES, LOAD_SHAPES, spikeOutcome, type ShapeSettings } from '../../bench/rag/load/load-shapes.js'
 import { clientsPerWorker } from '../../bench/rag/load/load-workers.js'
+import { mergeTallies, type Tally } from '../../bench/rag/load/load-step.js'
 import { classifyFailure, findBreak, findSaturation, ladderVerdict, parseMix, pickOperation } from '../../bench/rag/load/ladder-analysis.js'
 import { rssGrowthPerHour } from '../../bench/rag/load/soak.js'
 import { seededRandom } from '../../src/bench-kit.js'
@@ -202,6 +203,23 @@ describe('the truth across threads', () => {
     expect(worker.check('acme', row('doc-2'), truthClock() + 1)[0]?.why).toBe('deleted document')
     expect(worker.documentIds('acme')).toEqual(['doc-1', 'doc-2'])
     expect(() => main.seed('acme', 'doc-3')).toThrow(/sealed/)
+  })
+
+  it("merges the threads' tallies, however many latencies a long step or a soak holds", () => {
+    const tally = (n: number, wrong: number): Tally => ({
+      ms: { search: new Array<number>(n).fill(1), filtered: [], hybrid: [2], replace: [], delete: [] },
+      errors: { search: 1, filtered: 0, hybrid: 0, replace: 0, delete: 0 },
+      rejections: { search: 0, filtered: 0, hybrid: 0, replace: 2, delete: 0 },
+      rowsChecked: 10,
+      wrongCount: wrong,
+      wrong: Array.from({ length: wrong }, () => ({ caller: 'a', documentId: 'd', owner: 'b', why: 'other tenant' as const })),
+      failures: { errors: ['e1', 'e2', 'e3'], rejections: [] },
+    })
+    const all = mergeTallies([tally(400_000, 7), tally(300_000, 7)])
+    expect(all.ms.search).toHaveLength(700_000)
+    expect(all.ms.hybrid).toEqual([2, 2])
+    expect([all.errors.search, all.rejections.replace, all.rowsChecked, all.wrongCount]).toEqual([2, 4, 20, 14])
+    expect([all.wrong.length, all.failures.errors.length]).toEqual([10, 5])
   })
 
   it("spreads a step's clients over the threads as evenly as it can", () => {

@@ -177,11 +177,20 @@ function newTally(): Tally {
   }
 }
 
-function mergeTallies(tallies: readonly Tally[]): Tally {
+/**
+ * The threads' tallies of one step as one. Latencies are concatenated, not spread into `push`: a
+ * long step or a soak holds hundreds of thousands, past what a call's arguments may be.
+ *
+ * ### Examples
+ * ```ts
+ * mergeTallies(results.map((r) => r.tally)).ms.search.length
+ * ```
+ */
+export function mergeTallies(tallies: readonly Tally[]): Tally {
   const all = newTally()
   for (const t of tallies) {
     for (const op of OPS) {
-      all.ms[op].push(...t.ms[op])
+      all.ms[op] = all.ms[op].concat(t.ms[op])
       all.errors[op] += t.errors[op]
       all.rejections[op] += t.rejections[op]
     }
