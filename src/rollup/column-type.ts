@@ -15,8 +15,10 @@ const TYPES = [
  * assertColumnType('numeric(14,2)', 'measure total') // 'numeric(14,2)'
  * ```
  */
-export function assertColumnType(type: unknown, what: string): string {
+export function assertColumnType(type: unknown, what: string, options: { sketches?: boolean } = {}): string {
   const normalized = typeof type === 'string' ? type.trim().toLowerCase().replace(/\s+/g, ' ') : ''
+  // A measure may also hold a sketch (`approxCountDistinct`, `approxPercentiles`).
+  if (options.sketches && (normalized === 'hll' || normalized === 'tdigest')) return normalized
   if (!TYPES.some((re) => re.test(normalized))) {
     throw new InvalidArgumentError(
       `${what}: type ${JSON.stringify(type)} is not supported; use integer, bigint, numeric(p,s), real, double precision, varchar(n), text, date, boolean, uuid or timestamptz`,

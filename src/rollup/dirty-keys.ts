@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { hasCitusExtension } from '../db/database.js'
 import { SchemaMismatchError } from '../errors.js'
 import { sqlTextConstant } from '../filter/metadata-field.js'
@@ -108,6 +108,11 @@ export function untrackingDdl(parts: RollupParts): string[] {
   return [...Object.values(n.triggers).map((t) => `drop trigger if exists "${t}" on ${parts.source}`), `drop function if exists ${n.fn}()`]
 }
 
+/** The log rows of one tenant (`true` for all). */
+function ofTenant(parts: RollupParts, tenantId: string | number | undefined): RawBuilder<unknown> {
+  return tenantId === undefined ? sql`true` : sql`tenant_id = ${tenantId}::${sql.raw(parts.target.tenantType)}`
+}
+
 /** A claimed dirty key: a tenant's local month (`YYYY-MM-01`). */
 export interface DirtyKey {
   tenantId: string | number
@@ -130,9 +135,8 @@ export async function claimDirtyKeys(
   parts: RollupParts,
   options: { limit: number; tenantId?: string | number },
 ): Promise<DirtyKey[]> {
-  const n = dirtyKeyNames(parts)
-  const log = sql.raw(n.log)
-  const byTenant = options.tenantId === undefined ? sql`true` : sql`tenant_id = ${options.tenantId}::${sql.raw(parts.target.tenantType)}`
+  const log = sql.raw(dirtyKeyNames(parts).log)
+  const byTenant = ofTenant(parts, options.tenantId)
   const { rows } = await sql<{ tenant_id: string | number; month: string }>`
     with claimed as (
       delete from ${log} where ctid = any(array(
@@ -153,7 +157,7 @@ export async function claimDirtyKeys(
  */
 export async function pendingDirtyRows(db: Kysely<any>, parts: RollupParts, tenantId?: string | number): Promise<number> {
   const log = sql.raw(dirtyKeyNames(parts).log)
-  const byTenant = tenantId === undefined ? sql`true` : sql`tenant_id = ${tenantId}::${sql.raw(parts.target.tenantType)}`
+  const byTenant = ofTenant(parts, tenantId)
   const { rows } = await sql<{ n: string }>`select count(*)::text as n from ${log} where ${byTenant}`.execute(db)
   return Number(rows[0]?.n ?? 0)
 }

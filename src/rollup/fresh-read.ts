@@ -1,8 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import { dirtyKeyNames } from './dirty-keys.js'
-import { monthBounds, type RollupParts } from './rollup-sql.js'
+import { monthBounds, sourceBuckets, targetColumnList, type RollupParts } from './rollup-sql.js'
 
-const id = (name: string) => sql.raw(`"${name}"`)
 
 /**
  * The rows a fresh read reads, as a subquery shaped like the rollup table (`tenant_id`, `month`,
@@ -21,15 +20,7 @@ const id = (name: string) => sql.raw(`"${name}"`)
 export function freshRollupRows(p: RollupParts, tenantId: unknown, from: string, to: string): RawBuilder<unknown> {
   const log = sql.raw(dirtyKeyNames(p).log)
   const tenant = sql`${tenantId}::${sql.raw(p.target.tenantType)}`
-  const groups = p.groupBy.map(id)
-  const groupList = groups.length ? sql.join(groups) : undefined
-  const measures = sql.join(
-    p.measures.map((m) => sql`(${m.expression})::${sql.raw(p.target.measures.find((t) => t.name === m.name)!.type)} as ${id(m.name)}`),
-  )
-  const columns = sql.raw(
-    ['tenant_id', 'month', ...p.target.groupBy.map((g) => `"${g.name}"`), ...p.target.measures.map((m) => `"${m.name}"`)].join(', '),
-  )
-  const { lo, hi } = monthBounds(p, sql`dirty.month`)
+  const columns = targetColumnList(p)
   return sql`(
     with dirty as (
       select distinct month from ${log} where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
@@ -38,10 +29,7 @@ export function freshRollupRows(p: RollupParts, tenantId: unknown, from: string,
     where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date and month not in (select month from dirty)
     union all
     select ${tenant}, dirty.month, bucket.* from dirty cross join lateral (
-      select ${groupList ? sql`${groupList}, ` : sql``}${measures}
-      from ${sql.raw(p.source)}
-      where ${id(p.tenant)} = ${tenantId} and ${id(p.at)} >= ${lo} and ${id(p.at)} < ${hi} and ${p.where ? sql`(${p.where})` : sql`true`}
-      ${groupList ? sql`group by ${groupList}` : sql``}
+      ${sourceBuckets(p, tenantId, monthBounds(p, sql`dirty.month`), { castToTarget: true })}
     ) as bucket
   )`
 }

@@ -75,8 +75,7 @@ export function refreshStatement(p: RollupParts, tenantId: unknown, month: unkno
  * range's rows. The months come as a bound array, so the planner knows how many there are.
  */
 export function rebuildStatement(p: RollupParts, tenantId: unknown, months: unknown): RawBuilder<unknown> {
-  const { groups, targetColumns, measureSelect, where, tenantParam } = pieces(p)
-  const groupList = groups.length ? sql.join(groups) : undefined
+  const { targetColumns, tenantParam } = pieces(p)
   return sql`
     with months as (
       select m as pgscale_month,
@@ -89,14 +88,7 @@ export function rebuildStatement(p: RollupParts, tenantId: unknown, months: unkn
       returning 1
     ), fresh as (
       select months.pgscale_month, bucket.*
-      from months cross join lateral (
-        select ${groupList ? sql`${groupList}, ` : sql``}${measureSelect}
-        from ${sql.raw(p.source)}
-        where ${id(p.tenant)} = ${tenantId}
-          and ${id(p.at)} >= months.pgscale_lo
-          and ${id(p.at)} < months.pgscale_hi
-          and ${where}
-        ${groupList ? sql`group by ${groupList}` : sql``}
+      from months cross join lateral (${sourceBuckets(p, tenantId, { lo: sql`months.pgscale_lo`, hi: sql`months.pgscale_hi` })}
       ) as bucket
     )
     insert into ${sql.raw(p.target.qualified)} (${targetColumns})
@@ -106,15 +98,36 @@ export function rebuildStatement(p: RollupParts, tenantId: unknown, months: unkn
 
 /** The bare aggregate of one bucket, without lock or write: what a refresh is compared with. */
 export function bucketAggregate(p: RollupParts, tenantId: unknown, month: unknown): RawBuilder<unknown> {
-  const { groups, measureSelect, where } = pieces(p)
+  return sourceBuckets(p, tenantId, monthBounds(p, sql`${month}::date`))
+}
+
+/**
+ * The source's rows of the tenant in `[lo, hi)`, aggregated by group — what every refresh,
+ * rebuild and fresh read computes a bucket from. With `castToTarget`, each measure is cast to its
+ * rollup column's type (for a read that stands in for the stored row).
+ */
+export function sourceBuckets(
+  p: RollupParts,
+  tenantId: unknown,
+  bounds: { lo: RawBuilder<unknown>; hi: RawBuilder<unknown> },
+  options: { castToTarget?: boolean } = {},
+): RawBuilder<unknown> {
+  const { groups, where } = pieces(p)
   const groupList = groups.length ? sql.join(groups) : undefined
-  const { lo, hi } = monthBounds(p, sql`${month}::date`)
+  const measures = options.castToTarget
+    ? sql.join(p.measures.map((m) => sql`(${m.expression})::${sql.raw(p.target.measures.find((t) => t.name === m.name)!.type)} as ${id(m.name)}`))
+    : pieces(p).measureSelect
   return sql`
-    select ${groupList ? sql`${groupList}, ` : sql``}${measureSelect}
+    select ${groupList ? sql`${groupList}, ` : sql``}${measures}
     from ${sql.raw(p.source)}
     where ${id(p.tenant)} = ${tenantId}
-      and ${id(p.at)} >= ${lo}
-      and ${id(p.at)} < ${hi}
+      and ${id(p.at)} >= ${bounds.lo}
+      and ${id(p.at)} < ${bounds.hi}
       and ${where}
     ${groupList ? sql`group by ${groupList}` : sql``}`
+}
+
+/** The rollup table's columns in order (`tenant_id, month, groups…, measures…`), quoted. */
+export function targetColumnList(p: RollupParts): RawBuilder<unknown> {
+  return pieces(p).targetColumns
 }

@@ -64,12 +64,12 @@ export interface RollupTable {
 export function rollupTable(name: string, config: RollupTableConfig): RollupTable {
   const { schema, name: table } = assertQualifiedName(name, 'rollup table name')
   if (config === null || typeof config !== 'object') throw new InvalidArgumentError('rollupTable needs { groupBy, measures }')
-  const columns = (record: unknown, kind: string, sketches = false) => {
+  const columns = (record: unknown, kind: string, allowSketches = false) => {
     if (record === null || typeof record !== 'object' || Array.isArray(record))
       throw new InvalidArgumentError(`rollupTable: ${kind} must be an object of column types`)
     return Object.entries(record as Record<string, unknown>).map(([column, type]) => ({
       name: assertIdentifier(column, `${kind} column`),
-      type: sketches && typeof type === 'string' && sketchKind(type) ? type : assertColumnType(type, `${kind} column ${column}`),
+      type: assertColumnType(type, `${kind} column ${column}`, { sketches: allowSketches }),
     }))
   }
   const groupBy = columns(config.groupBy, 'groupBy')

@@ -66,6 +66,26 @@ const threadContext = (store: PgVectorStore, pool: Database, connections: number
     seed: 'test:load',
   })
 
+/**
+ * Seeds the load corpus of `config(over)` through a pool of `connections`, runs `fn`, and always
+ * drops the load schema and closes the pool.
+ */
+async function withSeededLoad(
+  connections: number,
+  over: Partial<LoadBenchConfig>,
+  fn: (s: { pool: Database; c: LoadBenchConfig; store: PgVectorStore; truth: CorpusTruth }) => Promise<void>,
+): Promise<void> {
+  const pool = await connect({ connectionString: t.url!, max: connections })
+  try {
+    const c = config(over)
+    const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+    await fn({ pool, c, store, truth })
+  } finally {
+    await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
+    await pool.close()
+  }
+}
+
 const target = testTarget()
 const withServer = itWithServer(target)
 
@@ -174,11 +194,8 @@ describe('rag-bench load', () => {
     expect(rows[0]!.present).toBe(false)
   })
 
-  withServer('nothing the clients send is generated while a step runs (the generator counts its calls)', async () => {
-    const pool = await connect({ connectionString: t.url!, max: 3 })
-    try {
-      const c = config()
-      const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+  withServer('nothing the clients send is generated while a step runs (the generator counts its calls)', () =>
+    withSeededLoad(3, {}, async ({ pool, c, store, truth }) => {
       const ctx = threadContext(store, pool, 3, truth, c)
       const before = generatorCalls()
       const step = await runLoadStep(inThisThread(ctx), t.db, 2, 0.6, 0.1)
@@ -191,78 +208,69 @@ describe('rag-bench load', () => {
       const generating = { ...ctx, query: (id: string) => ({ embedding: queryVectors(corpusSpec(c), id, 1)[0]!, text: 'made now' }) }
       const measured = await runLoadStep(inThisThread(generating), t.db, 1, 0.3, 0)
       expect(measured.generated).toBeGreaterThan(0)
-    } finally {
-      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
-      await pool.close()
-    }
-  })
+    }),
+  )
 
-  withServer('clients on worker threads: each thread its own pool and CPU, one shared truth, every row verified', async () => {
-    const pool = await connect({ connectionString: t.url!, max: 3 })
-    let workers: LoadWorkers | undefined
-    try {
-      const c = config({ mix: parseMix('search=60,filtered=10,replace=20,delete=10') })
-      const { truth } = await seedLoadCorpus(t.db, pool, c, quiet)
-      const inputs = makeLoadInputs({ ...corpusSpec(c), chunksPerDoc: c.chunksPerDoc })
-      const shared = truth.share()
-      const table = `${LOAD_SCHEMA}.chunks`
-      const data = (i: number) => ({
-        url: t.url!,
-        table,
-        dimensions: c.dim,
-        partitions: 0,
-        truth: shared,
-        inputs,
-        mix: c.mix,
-        seed: `w${i}`,
-        connections: 2,
-        connectionTimeoutMillis: 10_000,
-      })
-      workers = await LoadWorkers.start(2, data)
-      const before = generatorCalls()
-      const step = await runLoadStep(workers, t.db, 3, 1, 0.2)
-      expect(generatorCalls()).toBe(before)
-      expect(step.generated).toBe(0)
-      expect(step.threadCpu).toHaveLength(2)
-      expect(step.cpuSource).toBe('thread')
-      for (const cpu of step.threadCpu) expect(cpu).toBeGreaterThan(0)
-      expect(step.processCpu).toBeGreaterThan(0)
-      expect(step.operations.search.count + step.operations.filtered.count).toBeGreaterThan(0)
-      expect(step.operations.replace.count + step.operations.delete.count).toBeGreaterThan(0)
-      expect(step.rowsChecked).toBeGreaterThan(0)
-      expect(step.wrongRows).toBe(0)
-      expect(step.database.commits).toBeGreaterThan(0)
-      // Three threads' backends (ours and two workers' pools) at once.
-      const { rows } = await sql<{ n: number }>`
+  withServer('clients on worker threads: each thread its own pool and CPU, one shared truth, every row verified', () =>
+    withSeededLoad(3, { mix: parseMix('search=60,filtered=10,replace=20,delete=10') }, async ({ c, truth }) => {
+      let workers: LoadWorkers | undefined
+      try {
+        const inputs = makeLoadInputs({ ...corpusSpec(c), chunksPerDoc: c.chunksPerDoc })
+        const shared = truth.share()
+        const table = `${LOAD_SCHEMA}.chunks`
+        const data = (i: number) => ({
+          url: t.url!,
+          table,
+          dimensions: c.dim,
+          partitions: 0,
+          truth: shared,
+          inputs,
+          mix: c.mix,
+          seed: `w${i}`,
+          connections: 2,
+          connectionTimeoutMillis: 10_000,
+        })
+        workers = await LoadWorkers.start(2, data)
+        const before = generatorCalls()
+        const step = await runLoadStep(workers, t.db, 3, 1, 0.2)
+        expect(generatorCalls()).toBe(before)
+        expect(step.generated).toBe(0)
+        expect(step.threadCpu).toHaveLength(2)
+        expect(step.cpuSource).toBe('thread')
+        for (const cpu of step.threadCpu) expect(cpu).toBeGreaterThan(0)
+        expect(step.processCpu).toBeGreaterThan(0)
+        expect(step.operations.search.count + step.operations.filtered.count).toBeGreaterThan(0)
+        expect(step.operations.replace.count + step.operations.delete.count).toBeGreaterThan(0)
+        expect(step.rowsChecked).toBeGreaterThan(0)
+        expect(step.wrongRows).toBe(0)
+        expect(step.database.commits).toBeGreaterThan(0)
+        // Three threads' backends (ours and two workers' pools) at once.
+        const { rows } = await sql<{ n: number }>`
         select count(distinct pid)::int as n from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(
-        t.db,
-      )
-      expect(rows[0]!.n).toBeGreaterThanOrEqual(3)
-      // The writes of the workers are in the truth the main thread holds (shared memory): every
-      // document the truth says is gone is gone from the table, and every one it says exists is there.
-      const { rows: docs } = await sql<{ tenant_id: string; document_id: string }>`
+          t.db,
+        )
+        expect(rows[0]!.n).toBeGreaterThanOrEqual(3)
+        // The writes of the workers are in the truth the main thread holds (shared memory): every
+        // document the truth says is gone is gone from the table, and every one it says exists is there.
+        const { rows: docs } = await sql<{ tenant_id: string; document_id: string }>`
         select distinct tenant_id, document_id from ${sql.table(LOAD_SCHEMA)}.chunks`.execute(t.db)
-      const present = new Set(docs.map((d) => `${d.tenant_id}/${d.document_id}`))
-      let deleted = 0
-      for (const tenantId of truth.tenants())
-        for (const id of truth.documentIds(tenantId)) {
-          const gone = truth.check(tenantId, [{ documentId: id, metadata: { owner: tenantId } }], Date.now() + 1e6).length > 0
-          expect([`${tenantId}/${id}`, present.has(`${tenantId}/${id}`)]).toEqual([`${tenantId}/${id}`, !gone])
-          if (gone) deleted++
-        }
-      expect(deleted).toBeGreaterThan(0)
-    } finally {
-      await workers?.close()
-      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
-      await pool.close()
-    }
-  })
+        const present = new Set(docs.map((d) => `${d.tenant_id}/${d.document_id}`))
+        let deleted = 0
+        for (const tenantId of truth.tenants())
+          for (const id of truth.documentIds(tenantId)) {
+            const gone = truth.check(tenantId, [{ documentId: id, metadata: { owner: tenantId } }], Date.now() + 1e6).length > 0
+            expect([`${tenantId}/${id}`, present.has(`${tenantId}/${id}`)]).toEqual([`${tenantId}/${id}`, !gone])
+            if (gone) deleted++
+          }
+        expect(deleted).toBeGreaterThan(0)
+      } finally {
+        await workers?.close()
+      }
+    }),
+  )
 
-  withServer('breakpoint doubles the clients until a step breaks; spike runs base, burst and recovery', async () => {
-    const pool = await connect({ connectionString: t.url!, max: 9 })
-    try {
-      const c = config({ mix: parseMix('search=1') })
-      const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+  withServer('breakpoint doubles the clients until a step breaks; spike runs base, burst and recovery', () =>
+    withSeededLoad(9, { mix: parseMix('search=1') }, async ({ pool, c, store, truth }) => {
       const runner = inThisThread(threadContext(store, pool, 9, truth, c))
       const held = await runShape(runner, t.db, { ...c, shape: 'breakpoint', seconds: 0.3, warmupSeconds: 0, maxP95Ms: 10_000 }, quiet)
       expect(held.steps.map((s) => `${s.phase}:${s.clients}`)).toEqual(['ramp:1', 'ramp:2', 'ramp:4'])
@@ -278,17 +286,11 @@ describe('rag-bench load', () => {
       expect(spike.steps.map((s) => `${s.phase}:${s.clients}`)).toEqual(['base:2', 'burst:8', 'recovery:2'])
       expect(spike.steps.map((s) => s.seconds)).toEqual([0.4, 0.3, 0.4])
       for (const s of spike.steps) expect([s.wrongRows, s.operations.search.count > 0]).toEqual([0, true])
-    } finally {
-      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
-      await pool.close()
-    }
-  })
+    }),
+  )
 
-  withServer('the verifier catches a planted row of another tenant', async () => {
-    const pool = await connect({ connectionString: t.url!, max: 3 })
-    try {
-      const c = config({ mix: parseMix('search=1') })
-      const { store, truth } = await seedLoadCorpus(t.db, pool, c, quiet)
+  withServer('the verifier catches a planted row of another tenant', () =>
+    withSeededLoad(3, { mix: parseMix('search=1') }, async ({ pool, c, store, truth }) => {
       const ctx = threadContext(store, pool, 3, truth, c)
       const victim = tenants[0]!.id
       // A leak as it would look: rows in the victim's scope that belong to another tenant, placed
@@ -301,35 +303,29 @@ describe('rag-bench load', () => {
       const step = await runLoadStep(inThisThread({ ...ctx, pickTenant: () => victim }), t.db, 1, 0.5, 0)
       expect(step.wrongRows).toBeGreaterThan(0)
       expect(step.wrongSample[0]).toMatchObject({ caller: victim, owner: tenants[1]!.id, why: 'other tenant' })
-    } finally {
-      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
-      await pool.close()
-    }
-  })
+    }),
+  )
 
-  withServer('a client that cannot get a connection in time is a rejection, not an error', async () => {
-    const pool = await connect({ connectionString: t.url!, max: 2 })
-    const starved = await connect({ connectionString: t.url!, max: 1, connectionTimeoutMillis: 50 })
-    try {
-      const c = config({ mix: parseMix('search=1') })
-      const { truth } = await seedLoadCorpus(t.db, pool, c, quiet)
-      const { PgVectorStore } = await import('../../src/index.js')
-      const store = await PgVectorStore.open(starved, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
-      const ctx = threadContext(store, starved, 1, truth, c)
-      // Hold the starved pool's only connection for the whole step.
-      const held = starved.transaction(async (trx) => void (await sql`select pg_sleep(1.2)`.execute(trx)))
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      const step = await runLoadStep(inThisThread(ctx), t.db, 3, 0.8, 0)
-      await held
-      expect(step.rejections).toBeGreaterThan(0)
-      expect(step.operations.search.errors).toBe(0)
-      expect(step.failures.rejections[0]).toMatch(/timeout/i)
-    } finally {
-      await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(t.db)
-      await starved.close()
-      await pool.close()
-    }
-  })
+  withServer('a client that cannot get a connection in time is a rejection, not an error', () =>
+    withSeededLoad(2, { mix: parseMix('search=1') }, async ({ c, truth }) => {
+      const starved = await connect({ connectionString: t.url!, max: 1, connectionTimeoutMillis: 50 })
+      try {
+        const { PgVectorStore } = await import('../../src/index.js')
+        const store = await PgVectorStore.open(starved, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
+        const ctx = threadContext(store, starved, 1, truth, c)
+        // Hold the starved pool's only connection for the whole step.
+        const held = starved.transaction(async (trx) => void (await sql`select pg_sleep(1.2)`.execute(trx)))
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        const step = await runLoadStep(inThisThread(ctx), t.db, 3, 0.8, 0)
+        await held
+        expect(step.rejections).toBeGreaterThan(0)
+        expect(step.operations.search.errors).toBe(0)
+        expect(step.failures.rejections[0]).toMatch(/timeout/i)
+      } finally {
+        await starved.close()
+      }
+    }),
+  )
 })
 
 describe('rag-bench load on the embedded database', () => {

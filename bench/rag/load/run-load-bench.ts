@@ -188,18 +188,17 @@ export async function runShape(
   const settings = shapeSettings(c)
   const phases = LOAD_SHAPES[c.shape].phases(settings)
   let soak: SoakReport | undefined
-  const soakPhase = async (clients: number, minutes: number, warmupSeconds: number) => {
-    const soaked = await runSoak(runner, observer, { clients, minutes, warmupSeconds }, c.soakMaxGrowthMbPerHour, log)
-    soak = soaked.soak
-    return { ...soaked.step, phase: 'soak' as const }
+  const runPhase = async (p: LoadPhase): Promise<ShapedStep> => {
+    if (p.phase === 'soak') {
+      const soaked = await runSoak(runner, observer, { clients: p.clients, minutes: p.seconds / 60, warmupSeconds: p.warmupSeconds }, c.soakMaxGrowthMbPerHour, log)
+      soak = soaked.soak
+      return { ...soaked.step, phase: 'soak' }
+    }
+    log(`${p.phase} ${p.clients} client(s): ${p.warmupSeconds} s warm-up + ${p.seconds} s`)
+    return { ...(await runLoadStep(runner, observer, p.clients, p.seconds, p.warmupSeconds)), phase: p.phase }
   }
-  for (let next = phases.next(); !next.done;) {
-    const p = next.value
-    const step =
-      p.phase === 'soak'
-        ? await soakPhase(p.clients, p.seconds / 60, p.warmupSeconds)
-        : (log(`${p.phase} ${p.clients} client(s): ${p.warmupSeconds} s warm-up + ${p.seconds} s`),
-          { ...(await runLoadStep(runner, observer, p.clients, p.seconds, p.warmupSeconds)), phase: p.phase })
+  for (let next = phases.next(); !next.done; ) {
+    const step = await runPhase(next.value)
     steps.push(step)
     log(
       `  ${step.throughput.toFixed(0)} ops/s, read p95 ${step.readP95Ms.toFixed(1)} ms, ${step.rejections} rejected, ` +
@@ -209,7 +208,7 @@ export async function runShape(
     if (step.wrongRows > 0) return { steps, soak }
     next = phases.next(step)
   }
-  if (c.soakMinutes && c.shape !== 'soak') steps.push(await soakPhase(c.soakClients, c.soakMinutes, 0))
+  if (c.soakMinutes && c.shape !== 'soak') steps.push(await runPhase({ phase: 'soak', clients: c.soakClients, seconds: c.soakMinutes * 60, warmupSeconds: 0 }))
   return { steps, soak }
 }
 
