@@ -2,7 +2,6 @@ import { sql, type RawBuilder } from 'kysely'
 import { dirtyKeyNames } from './dirty-keys.js'
 import { monthBounds, sourceBuckets, targetColumnList, type RollupParts } from './rollup-sql.js'
 
-
 /**
  * The rows a fresh read reads, as a subquery shaped like the rollup table (`tenant_id`, `month`,
  * the groups, the measures in their declared types): the stored rows of the tenant's clean months

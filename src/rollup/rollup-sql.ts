@@ -115,7 +115,9 @@ export function sourceBuckets(
   const { groups, where } = pieces(p)
   const groupList = groups.length ? sql.join(groups) : undefined
   const measures = options.castToTarget
-    ? sql.join(p.measures.map((m) => sql`(${m.expression})::${sql.raw(p.target.measures.find((t) => t.name === m.name)!.type)} as ${id(m.name)}`))
+    ? sql.join(
+        p.measures.map((m) => sql`(${m.expression})::${sql.raw(p.target.measures.find((t) => t.name === m.name)!.type)} as ${id(m.name)}`),
+      )
     : pieces(p).measureSelect
   return sql`
     select ${groupList ? sql`${groupList}, ` : sql``}${measures}

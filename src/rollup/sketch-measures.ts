@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { ExtensionMissingError, InvalidArgumentError } from '../errors.js'
+import { DatabaseError, ExtensionMissingError, InvalidArgumentError } from '../errors.js'
+import { SQLSTATE } from '../sql/sqlstate.js'
 import { compileSql } from '../sql/statement-template.js'
 import { combinerOf } from './measure-combiner.js'
 
@@ -45,7 +46,8 @@ export function approxPercentiles(expression: RawBuilder<unknown>): RawBuilder<u
 
 /**
  * Creates the extensions the sketch columns need (`create extension if not exists`); when the
- * server does not have one, an {@link ExtensionMissingError} that names Debian's package.
+ * server does not have one, an {@link ExtensionMissingError} that names Debian's package. Two
+ * callers at once both succeed (the loser's unique violation means the other created it).
  *
  * ### Examples
  * ```ts
@@ -67,6 +69,8 @@ export async function ensureSketchExtensions(db: Kysely<any>, kinds: readonly Sk
     try {
       await sql.raw(`create extension if not exists ${kind}`).execute(db)
     } catch (err) {
+      // Two processes creating it at once: the loser sees a unique violation; the extension exists.
+      if (err instanceof DatabaseError && (err.sqlState === SQLSTATE.uniqueViolation || err.sqlState === SQLSTATE.duplicateObject)) continue
       throw new ExtensionMissingError(
         `could not create the ${kind} extension (${(err as Error).message}): run CREATE EXTENSION ${kind} as its owner`,
         {

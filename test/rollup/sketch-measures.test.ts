@@ -3,12 +3,15 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import {
   approxCountDistinct,
   approxPercentiles,
+  connect,
   ExtensionMissingError,
   InvalidArgumentError,
   MonthlyRollup,
   rollupTable,
 } from '../../src/index.js'
-import { useTestDatabase } from '../support/test-database.js'
+import { ensureSketchExtensions } from '../../src/rollup/sketch-measures.js'
+import { itWithServer } from '../support/skip.js'
+import { testTarget, useTestDatabase } from '../support/test-database.js'
 
 /**
  * Distinct counts and percentiles that combine across groups and months (hll, tdigest), checked
@@ -53,6 +56,24 @@ beforeAll(async () => {
 const relativeError = (estimate: number, exact: number) => Math.abs(estimate - exact) / exact
 
 describe('approximate measures', () => {
+  itWithServer(testTarget())('two processes creating the extensions at once both succeed (the loser finds them created)', async (ctx) => {
+    if (!available) return ctx.skip()
+    const other = await connect(t.url!, { maxConnections: 1 })
+    try {
+      for (let round = 0; round < 8; round++) {
+        await sql`drop extension if exists hll`.execute(t.db)
+        await sql`drop extension if exists tdigest`.execute(t.db)
+        await Promise.all([ensureSketchExtensions(t.db, ['hll', 'tdigest']), ensureSketchExtensions(other, ['hll', 'tdigest'])])
+      }
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname in ('hll', 'tdigest')`.execute(
+        other,
+      )
+      expect(rows[0]!.n).toBe(2)
+    } finally {
+      await other.close()
+    }
+  })
+
   it('without the extensions on the server, creating the table is a typed error naming the package', async () => {
     if (available) {
       await target.create(t.db)
