@@ -174,6 +174,48 @@ describe('MonthlyRollup.track', () => {
     await expectTruth()
   })
 
+  withServer('two track calls at once (two connections) both succeed and leave one set of triggers', async () => {
+    const { target: other, rollup: otherRollup } = expensesRollup(ZONE, 'expenses_twice_monthly')
+    await other.create(t.db)
+    const second = await connect(t.url!, { maxConnections: 1 })
+    try {
+      await Promise.all([otherRollup.track(t.db), otherRollup.track(second)])
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_trigger where tgrelid = 'expenses'::regclass and tgname like 'pgscale_expenses_twice_monthly_track_%'`.execute(
+        t.db,
+      )
+      expect(rows[0]!.n).toBe(4)
+      await insert(2, '2020-02-02T12:00:00Z', 'twice', '1.00').execute(t.db)
+      const { rows: marked } = await sql<{ n: number }>`select count(*)::int as n from expenses_twice_monthly_dirty`.execute(t.db)
+      expect(marked[0]!.n).toBe(1)
+    } finally {
+      await otherRollup.untrack(t.db)
+      await second.close()
+    }
+  })
+
+  it('a track that fails between its statements creates nothing, and the next one works', async () => {
+    const { target: other, rollup: otherRollup } = expensesRollup(ZONE, 'expenses_broken_monthly')
+    await other.create(t.db)
+    // A view where the log would be: the table is "there", its index cannot be built.
+    await sql`create view expenses_broken_monthly_dirty as select 1 as tenant_id`.execute(t.db)
+    await expect(otherRollup.track(t.db)).rejects.toThrow()
+    const triggers = async () =>
+      (
+        await sql<{ n: number }>`
+        select count(*)::int as n from pg_trigger where tgrelid = 'expenses'::regclass and tgname like 'pgscale_expenses_broken_monthly_track_%'`.execute(
+          t.db,
+        )
+      ).rows[0]!.n
+    expect(await triggers()).toBe(0)
+    const { rows } = await sql<{ fn: string | null }>`select to_regproc('expenses_broken_monthly_track')::text as fn`.execute(t.db)
+    expect(rows[0]!.fn).toBeNull()
+    await sql`drop view expenses_broken_monthly_dirty`.execute(t.db)
+    await otherRollup.track(t.db)
+    expect(await triggers()).toBe(4)
+    await otherRollup.untrack(t.db)
+  })
+
   it('a rolled-back write leaves nothing in the log', async () => {
     await t.db
       .transaction()
@@ -377,6 +419,8 @@ describe('draining under load', () => {
         await sql`select 1`.execute(trx)
       })
       await expect(killed).rejects.toThrow()
+      // The pool replaced the dead connection.
+      expect((await sql<{ one: number }>`select 1 as one`.execute(victim)).rows[0]!.one).toBe(1)
       expect(await pending()).toEqual([
         { tenant_id: 1, month: '2024-11' },
         { tenant_id: 2, month: '2024-11' },
@@ -388,6 +432,48 @@ describe('draining under load', () => {
       await victim.close().catch(() => {})
     }
   })
+
+  withServer(
+    'a drainer killed between its own statements (claimed, waiting to rebuild) leaves its keys, and its pool serves the next drain',
+    async () => {
+      await insert(1, '2024-12-05T12:00:00Z', 'between', '1.00').execute(t.db)
+      await drainAll(t.db) // the bucket exists in the rollup table
+      await insert(1, '2024-12-06T12:00:00Z', 'between', '2.00').execute(t.db)
+      const blocker = await connect(t.url!, { maxConnections: 1 })
+      const drainer = await connect(t.url!, { maxConnections: 1 })
+      try {
+        let release!: () => void
+        const released = new Promise<void>((resolve) => (release = resolve))
+        // Another transaction holds the bucket's rows: the drain claims its key, takes the bucket
+        // lock, and waits in the rebuild's delete — between its statements.
+        const holding = blocker.transaction().execute(async (trx) => {
+          await sql`select 1 from expenses_monthly where tenant_id = 1 and month = '2024-12-01' for update`.execute(trx)
+          await released
+        })
+        const draining = rollup.refreshDirty(drainer)
+        let pid: number | undefined
+        for (let i = 0; i < 100 && pid === undefined; i++) {
+          const { rows } = await sql<{ pid: number }>`
+          select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%expenses_monthly%'`.execute(
+            t.db,
+          )
+          pid = rows[0]?.pid
+          if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        expect(pid).toBeDefined()
+        await sql`select pg_terminate_backend(${pid!})`.execute(t.db)
+        await expect(draining).rejects.toThrow()
+        release()
+        await holding
+        expect(await pending()).toEqual([{ tenant_id: 1, month: '2024-12' }])
+        expect(await rollup.refreshDirty(drainer)).toEqual({ buckets: 1, remaining: 0 })
+        await expectTruth()
+      } finally {
+        await blocker.close()
+        await drainer.close().catch(() => {})
+      }
+    },
+  )
 
   it('a drain that fails rolls back: the keys stay pending', async () => {
     await insert(6, '2024-10-10T12:00:00Z', 'failed', '1.00').execute(t.db)
