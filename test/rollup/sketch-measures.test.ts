@@ -9,7 +9,7 @@ import {
   MonthlyRollup,
   rollupTable,
 } from '../../src/index.js'
-import { ensureSketchExtensions } from '../../src/rollup/sketch-measures.js'
+import { ensureSketchExtensions } from '../../src/bench-kit.js'
 import { itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 

@@ -190,14 +190,20 @@ export async function runShape(
   let soak: SoakReport | undefined
   const runPhase = async (p: LoadPhase): Promise<ShapedStep> => {
     if (p.phase === 'soak') {
-      const soaked = await runSoak(runner, observer, { clients: p.clients, minutes: p.seconds / 60, warmupSeconds: p.warmupSeconds }, c.soakMaxGrowthMbPerHour, log)
+      const soaked = await runSoak(
+        runner,
+        observer,
+        { clients: p.clients, minutes: p.seconds / 60, warmupSeconds: p.warmupSeconds },
+        c.soakMaxGrowthMbPerHour,
+        log,
+      )
       soak = soaked.soak
       return { ...soaked.step, phase: 'soak' }
     }
     log(`${p.phase} ${p.clients} client(s): ${p.warmupSeconds} s warm-up + ${p.seconds} s`)
     return { ...(await runLoadStep(runner, observer, p.clients, p.seconds, p.warmupSeconds)), phase: p.phase }
   }
-  for (let next = phases.next(); !next.done; ) {
+  for (let next = phases.next(); !next.done;) {
     const step = await runPhase(next.value)
     steps.push(step)
     log(
@@ -208,7 +214,8 @@ export async function runShape(
     if (step.wrongRows > 0) return { steps, soak }
     next = phases.next(step)
   }
-  if (c.soakMinutes && c.shape !== 'soak') steps.push(await runPhase({ phase: 'soak', clients: c.soakClients, seconds: c.soakMinutes * 60, warmupSeconds: 0 }))
+  if (c.soakMinutes && c.shape !== 'soak')
+    steps.push(await runPhase({ phase: 'soak', clients: c.soakClients, seconds: c.soakMinutes * 60, warmupSeconds: 0 }))
   return { steps, soak }
 }
 
