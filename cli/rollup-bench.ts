@@ -10,7 +10,15 @@ import { assertTimeZone } from '../src/bench-kit.js'
 import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** The parsed options: the bench's parameters plus the common ones. */
-type RollupBenchCli = CommonOptions & Omit<RollupBenchOptions, 'keep' | 'showProgress'> & { plot?: string }
+type RollupBenchCli = CommonOptions &
+  Omit<RollupBenchOptions, 'keep' | 'showProgress' | 'track'> & {
+    plot?: string
+    track?: boolean
+    trackRows: number
+    trackRounds: number
+    trackSeconds: number
+    trackWritesPerSecond: number
+  }
 
 /** Builds the `rollup-bench` command (commander wiring only; the work is in bench/rollup). */
 export function rollupBenchCommand(): Command {
@@ -24,6 +32,19 @@ export function rollupBenchCommand(): Command {
       .option('--zone <iana>', 'time zone of the local months', 'America/Mexico_City')
       .option('--reps <n>', 'repetitions per measurement', positiveInt('--reps', 10_000), 30)
       .option('--seed <s>', 'data seed: same seed, same rows', '42')
+      .option(
+        '--track',
+        "also measure the rollup's tracking: write overhead (beside pg_ivm when the server has it), drain rate, staleness, fresh reads, approxCountDistinct error",
+      )
+      .option('--track-rows <n>', 'rows of each bulk write of --track', positiveInt('--track-rows', 10_000_000), 40_000)
+      .option('--track-rounds <n>', 'rounds of the --track write overhead', positiveInt('--track-rounds', 1000), 5)
+      .option('--track-seconds <n>', 'seconds of the --track staleness load', positiveInt('--track-seconds', 3600), 20)
+      .option(
+        '--track-writes-per-second <n>',
+        'write transactions per second of the staleness load',
+        positiveInt('--track-writes-per-second', 100_000),
+        100,
+      )
       .option('--plot <file>', 'write the dashboard queries, source vs rollup, as SVG (Vega-Lite: npm install vega vega-lite)'),
   )
 }
@@ -53,7 +74,14 @@ export async function rollupBench(argv: readonly string[]): Promise<number> {
         log('note: PGlite keeps the data in memory and runs about 3-4× slower than native PostgreSQL; consider --rows 300000 or --db local')
       const report = await runRollupBench(
         provisioned,
-        { ...o, keep: Boolean(o.keep), showProgress: Boolean(process.stderr.isTTY) && !quiet },
+        {
+          ...o,
+          keep: Boolean(o.keep),
+          showProgress: Boolean(process.stderr.isTTY) && !quiet,
+          track: o.track
+            ? { rows: o.trackRows, rounds: o.trackRounds, seconds: o.trackSeconds, writesPerSecond: o.trackWritesPerSecond }
+            : undefined,
+        },
         log,
       )
       if (!quiet) console.log(renderRollupReport(report))

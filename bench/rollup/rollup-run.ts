@@ -4,6 +4,7 @@ import type { CitusPlacementReport } from '../report/citus-placement.js'
 import type { ReportHeader } from '../report/header.js'
 import type { Percentiles } from '../report/stats.js'
 import type { expensesRollup } from '../synthetic/expenses.js'
+import type { TrackOptions, TrackReport } from './phases/track.js'
 
 /** Parameters of a rollup-bench run. */
 export interface RollupBenchOptions {
@@ -18,6 +19,8 @@ export interface RollupBenchOptions {
   keep: boolean
   /** Draw progress bars (a TTY, and not `--json -`). */
   showProgress: boolean
+  /** Measure the rollup's tracking too (`--track`). */
+  track?: TrackOptions
 }
 
 /** What one tenant measured. */
@@ -54,6 +57,8 @@ export interface RollupBenchReport extends ReportHeader {
   findings: string[]
   /** On Citus: where the big and the typical tenant live and the plans of their refresh and dashboard read. */
   citus?: CitusPlacementReport
+  /** With `--track`: tracking's write overhead, drain rate, staleness, fresh reads, approximate distinct counts. */
+  track?: TrackReport
 }
 
 /** The bench's schema, source table and rollup table. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { ProvisionedDatabase } from '../../src/index.js'
+import { hasCitusShardNodes, type ProvisionedDatabase } from '../../src/index.js'
 import { reportHeader } from '../report/header.js'
 import { buildRollup } from './phases/build.js'
 import { citusRollupPlacement } from './phases/citus.js'
@@ -7,6 +7,7 @@ import { measureCovering } from './phases/covering.js'
 import { seedSource } from './phases/seed.js'
 import { measureSizes } from './phases/sizes.js'
 import { measureTenant } from './phases/tenant.js'
+import { trackPhase } from './phases/track.js'
 import { rollupFindings } from './rollup-findings.js'
 import { SCHEMA, type RollupBenchOptions, type RollupBenchReport } from './rollup-run.js'
 
@@ -43,6 +44,9 @@ export async function runRollupBench(
   const sizes = await measureSizes(db)
   const covering = await measureCovering(run, [1, typicalId], log)
   const citus = await citusRollupPlacement(run, typicalId)
+  let track: RollupBenchReport['track']
+  if (o.track && (await hasCitusShardNodes(db))) log('--track skipped: tracking refuses a Citus-distributed source (docs/rollup.md)')
+  else if (o.track) track = await trackPhase(provisioned, run, o.track, log)
   if (!o.keep) await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
   const report: RollupBenchReport = {
     ...header,
@@ -59,6 +63,7 @@ export async function runRollupBench(
     },
     findings: [],
     ...(citus ? { citus } : {}),
+    ...(track ? { track } : {}),
   }
   report.findings = rollupFindings(report)
   return report
