@@ -121,6 +121,8 @@ export async function measureStaleness(o: {
       const done = await o.rollup.refreshDirty(o.drainer, { limit: 1000 })
       passes++
       refreshed += done.buckets
+      // A look judges only writes committed before it began (a later one's key may be missing from what it read).
+      const lookedAt = performance.now()
       const { rows } = await sql<{
         key: string
       }>`select distinct tenant_id || ':' || to_char(month, 'YYYY-MM-DD') as key from ${sql.raw(o.log)}`.execute(o.drainer)
@@ -128,8 +130,10 @@ export async function measureStaleness(o: {
       const now = performance.now()
       for (const [key, commits] of pending) {
         if (dirty.has(key)) continue
-        for (const c of commits) if (c < now) stale.push((now - c) / 1000)
-        pending.delete(key)
+        for (const c of commits) if (c < lookedAt) stale.push((now - c) / 1000)
+        const later = commits.filter((c) => c >= lookedAt)
+        if (later.length) pending.set(key, later)
+        else pending.delete(key)
       }
       if (done.buckets === 0) await new Promise((resolve) => setTimeout(resolve, o.drainIntervalMs))
     }
