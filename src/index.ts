@@ -65,6 +65,8 @@ export type { IngestOptions, IngestResult, IngestRow, SkippedRow, TenantIngestRo
 export type { MeasureRecallOptions, MeasureRecallResult, TenantRecall } from './store/measure-recall.js'
 export { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './store/recall.js'
 export type { TenantTuning } from './store/tenant-tuning.js'
+export type { QuerySampleOptions, QuerySampleFlush } from './store/query-sample.js'
+export type { TenantRecallReport, RecallFigure, QuerySource } from './store/recall-monitor.js'
 export { DEFAULT_TARGET_RECALL, type RecallTuningOptions, type TenantTuningReport } from './store/tune-recall.js'
 export type { Embedding } from './store/embedding.js'
 export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'

@@ -277,3 +277,28 @@ export function queryTexts(spec: CorpusSpec, tenant: string, count: number): str
     return `${topicWord(random, topic.id)} ${topicWord(random, topic.id)}`
   })
 }
+
+/**
+ * Seeded queries unlike the tenant's chunks: each blends two of its topics' centroids with random
+ * weights, moved by isotropic noise — a question that spans two subjects sits between the
+ * clusters, near no stored chunk (where an HNSW graph built for the data serves it worst).
+ *
+ * ### Examples
+ * ```ts
+ * const hard = offTopicQueries(spec, 't1', 50)
+ * ```
+ */
+export function offTopicQueries(spec: CorpusSpec, tenant: string, count: number): Float32Array[] {
+  calls++
+  const topics = tenantTopics(spec, tenant, topicPool(spec))
+  const random = seededRandom(`${spec.seed}:off-topic:${tenant}`)
+  return Array.from({ length: count }, () => {
+    const a = topics[random.int(topics.length)]!
+    const b = topics[random.int(topics.length)]!
+    const w = 0.3 + 0.4 * random.next()
+    const v = new Float32Array(spec.dim)
+    const jitter = randomUnitVector(random, spec.dim)
+    for (let i = 0; i < v.length; i++) v[i] = w * a.centroid[i]! + (1 - w) * b.centroid[i]! + 0.35 * jitter[i]!
+    return normalize(v)
+  })
+}

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { ObjectMigrationStep } from '../db/object-migrations.js'
-import { partitionName, storeIndexNames, tuningTable } from './index-names.js'
+import { partitionName, querySamplePartition, querySampleTable, recallMonitorTable, storeIndexNames, tuningTable } from './index-names.js'
 import { quoteQualified } from '../sql/quote.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 import { isoInstantFunction, isoInstantFunctionSql } from '../filter/iso-instant.js'
@@ -70,5 +70,42 @@ export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationSt
         if (!rows[0]?.fn) await sql.raw(isoInstantFunctionSql(config.schema)).execute(trx)
       },
     },
+    querySampleStep(config),
   ]
+}
+
+/** Step 4: the query sample (src/store/query-sample.ts; tenant-led, partitioned like the chunks), the recall monitor (src/store/recall-monitor.ts) and where each tenant's tuning came from. */
+function querySampleStep(config: ResolvedStoreConfig): ObjectMigrationStep {
+  return {
+    // 4: the query sample (src/store/query-sample.ts; tenant-led, partitioned like the chunks),
+    // the recall monitor (src/store/recall-monitor.ts) and where each tenant's tuning came from.
+    async up(trx) {
+      const sample = sql.raw(querySampleTable(config))
+      await sql`create table if not exists ${sample} (
+            tenant_id text collate "C" not null,
+            sample_id text collate "C" not null,
+            embedding ${sql.raw(config.vectors.column)} not null,
+            sampled_at timestamptz not null,
+            primary key (tenant_id, sample_id)
+          )${config.partitions > 0 ? sql` partition by hash (tenant_id)` : sql``}`.execute(trx)
+      for (let remainder = 0; remainder < config.partitions; remainder++) {
+        const partition = sql.raw(quoteQualified(config.schema, querySamplePartition(config.table, remainder)))
+        await sql`create table if not exists ${partition} partition of ${sample}
+            for values with (modulus ${sql.lit(config.partitions)}, remainder ${sql.lit(remainder)})`.execute(trx)
+      }
+      await sql`create table if not exists ${sql.raw(recallMonitorTable(config))} (
+            tenant_id text collate "C" not null,
+            source text not null,
+            recall double precision not null,
+            queries integer not null,
+            ef_search integer,
+            exact boolean not null,
+            measured_at timestamptz not null,
+            primary key (tenant_id, source)
+          )`.execute(trx)
+      await sql`alter table ${sql.raw(tuningTable(config))}
+            add column if not exists query_source text not null default 'chunks',
+            add column if not exists tuning_queries integer`.execute(trx)
+    },
+  }
 }

@@ -2,13 +2,13 @@ import { sql, type Kysely } from 'kysely'
 import { hasCitusShardNodes, type Database } from '../db/database.js'
 import { InvalidArgumentError } from '../errors.js'
 import { withTableMaintenanceLock } from './index-build.js'
-import { tuningTable } from './index-names.js'
+import { querySampleTable, recallMonitorTable, tuningTable } from './index-names.js'
 import { shardIndexSizes } from './shard-index-sizes.js'
 import type { ResolvedStoreConfig } from './store-config.js'
 
 /**
  * Distributes a store's table by `tenant_id` on a Citus coordinator (`create_distributed_table`;
- * the tuning table colocated with it), unless it already is. Openers of one store take turns on
+ * the tuning, query sample and recall monitor tables colocated with it), unless it already is. Openers of one store take turns on
  * the table's maintenance lock, so two at once distribute it once. `'auto'`: only where Citus has a
  * node for shards and only a table without rows; explicit without Citus: a typed error.
  *
@@ -27,19 +27,19 @@ export async function distributeStore(db: Database, config: ResolvedStoreConfig)
     )
   }
   if (auto && !(await hasCitusShardNodes(db))) return
+  // The chunks first; the tuning, query sample and recall monitor tables colocated with them.
+  const tables = [config.qualified, tuningTable(config), querySampleTable(config), recallMonitorTable(config)]
   // Already distributed (every open after the first): nothing to wait for. Only a change takes the
   // table's maintenance lock — an open must not wait for an index build that holds it.
   const { rows: done } = await sql<{ n: number }>`
     select count(*)::int as n from pg_dist_partition
-    where logicalrelid in (to_regclass(${config.qualified}), to_regclass(${tuningTable(config)}))`.execute(db)
-  if (done[0]?.n === 2) return
+    where logicalrelid = any(array[${sql.join(tables.map((t) => sql`to_regclass(${t})`))}])`.execute(db)
+  if (done[0]?.n === tables.length) return
   const shards = config.distributed === 'auto' ? undefined : config.distributed.shardCount
   await withTableMaintenanceLock(db, config.qualified, async (conn) => {
     if (auto && (await hasRowsLocally(conn, config.qualified))) return
-    for (const [table, colocate] of [
-      [config.qualified, undefined],
-      [tuningTable(config), config.qualified],
-    ] as const) {
+    for (const [i, table] of tables.entries()) {
+      const colocate = i === 0 ? undefined : config.qualified
       const { rows } = await sql<{ done: boolean }>`
         select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${table})) as done`.execute(conn)
       if (rows[0]?.done) continue

@@ -44,3 +44,20 @@ export function tuningTable(config: { schema?: string; table: string }): string 
   const name = fitIdentifier(config.table, 'tenant_tuning')
   return config.schema ? `"${config.schema}"."${name}"` : `"${name}"`
 }
+
+/** The store's query sample table (`<table>_query_sample`), safe to interpolate. */
+export function querySampleTable(config: { schema?: string; table: string }): string {
+  const name = fitIdentifier(config.table, 'query_sample')
+  return config.schema ? `"${config.schema}"."${name}"` : `"${name}"`
+}
+
+/** The store's recall monitor table (`<table>_recall_monitor`), safe to interpolate. */
+export function recallMonitorTable(config: { schema?: string; table: string }): string {
+  const name = fitIdentifier(config.table, 'recall_monitor')
+  return config.schema ? `"${config.schema}"."${name}"` : `"${name}"`
+}
+
+/** A partition of the query sample table (`<table>_query_sample_p<n>`), unquoted. */
+export function querySamplePartition(table: string, remainder: number): string {
+  return fitIdentifier(fitIdentifier(table, 'query_sample'), `p${remainder}`)
+}

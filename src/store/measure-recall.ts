@@ -10,13 +10,23 @@ import { assertIntegerIn } from '../util/assert-integer.js'
 import { assertId } from './embedding.js'
 import { tenantIndexName } from './index-names.js'
 import { hnswIndexNames, tenantSizes } from './store-catalog.js'
+import { tenantSample, type QuerySampler } from './query-sample.js'
+import { recordRecall } from './recall-monitor.js'
+import type { TuningCache } from './tenant-tuning.js'
 
 /** Options of {@link PgVectorStore.measureRecall}. */
 export interface MeasureRecallOptions {
   /** Which tenants. Default: every tenant with its own HNSW index, else the three largest. */
   tenantId?: string | readonly string[]
-  /** Query embeddings (one tenant only). Default: `sample` of the tenant's own chunks, perturbed (seeded). */
+  /** Query embeddings (one tenant only): an evaluation set. Default: per `source`. */
   queries?: readonly Embedding[]
+  /**
+   * Where the queries come from without `queries`: `chunks` (default), `sample` of the tenant's own
+   * chunks, perturbed (seeded); `recent`, the newest `sample` of its recent real queries (the
+   * store's query sample; a tenant with none is left out). Either way the figure is recorded in
+   * the recall monitor (`recallReport()`) unless `efSearch` is given.
+   */
+  source?: 'chunks' | 'recent'
   /** How many sampled queries per tenant, 1..10,000. Default 100. */
   sample?: number
   /** recall@k, 1..1000. Default 10. */
@@ -143,6 +153,9 @@ export interface MeasuredStore {
   db: Database
   config: ResolvedStoreConfig
   forTenant(tenantId: string): TenantStore
+  /** The query sample, flushed before measuring (absent: `querySample: false`). */
+  sampler?: QuerySampler
+  tuning: TuningCache
 }
 
 /**
@@ -170,10 +183,20 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
   }
   if (options.queries !== undefined && tenantIds.length !== 1)
     throw new InvalidArgumentError('measureRecall: queries go with exactly one tenantId')
+  const source = options.source ?? 'chunks'
+  if (source !== 'chunks' && source !== 'recent')
+    throw new InvalidArgumentError(`measureRecall: source must be 'chunks' or 'recent', got ${JSON.stringify(source)}`)
+  if (source === 'recent') await store.sampler?.flush()
   const tenants: TenantRecall[] = []
+  const figures: Parameters<typeof recordRecall>[2][number][] = []
   for (const tenantId of tenantIds) {
     const handle = store.forTenant(tenantId)
-    const queries = options.queries ?? (await sampleQueries(store.db, store.config, tenantId, sample, seed))
+    const queries =
+      options.queries ??
+      (source === 'recent'
+        ? (await tenantSample(store.db, store.config, tenantId, sample)).queries
+        : await sampleQueries(store.db, store.config, tenantId, sample, seed))
+    if (queries.length === 0) continue
     const { truth, ms: exactMs } = await exactAnswers(handle, queries, k)
     const r = await searchRecall(handle, queries, truth, k, epsilon, options.efSearch === undefined ? {} : { efSearch: options.efSearch })
     tenants.push({
@@ -186,10 +209,18 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
       searchP95Ms: percentile(r.ms, 95),
       exactP50Ms: percentile(exactMs, 50),
     })
+    if (options.queries === undefined && options.efSearch === undefined && k === 10) {
+      const tuned = await store.tuning.get(tenantId)
+      const efSearch = tuned?.exact ? null : (tuned?.efSearch ?? store.config.defaultEfSearch)
+      figures.push({ tenantId, source, recall: r.recall, queries: queries.length, efSearch, measuredAt: new Date() })
+    }
   }
+  await recordRecall(store.db, store.config, figures)
   const on = options.queries
     ? 'on the given queries'
-    : `on ${sample} chunks per tenant sampled with seed "${seed}", each moved by seeded noise`
+    : source === 'recent'
+      ? `on up to ${sample} of each tenant's newest sampled real queries (tenants without any left out)`
+      : `on ${sample} chunks per tenant sampled with seed "${seed}", each moved by seeded noise`
   return {
     k,
     epsilon,

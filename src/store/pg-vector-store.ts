@@ -17,6 +17,8 @@ import { TenantStore } from './tenant-store.js'
 import { distributeStore } from './citus-distribution.js'
 import { IndexedTenants } from './indexed-tenants.js'
 import { TuningCache, type TenantTuning } from './tenant-tuning.js'
+import { QuerySampler, type QuerySampleFlush } from './query-sample.js'
+import { recallReport, type TenantRecallReport } from './recall-monitor.js'
 import { measureStoreRecall, type MeasureRecallOptions, type MeasureRecallResult } from './measure-recall.js'
 import { applyTenantTiers, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
 import { storeStats, type StoreStats } from './store-stats.js'
@@ -55,6 +57,7 @@ export class PgVectorStore {
   readonly #filtered: FilteredStatements
   readonly #fields: DeclaredFields
   readonly #verdicts = new FilterVerdicts()
+  readonly #sampler: QuerySampler | undefined
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
@@ -66,6 +69,7 @@ export class PgVectorStore {
     this.#indexed = new IndexedTenants(db, config)
     this.#filtered = renderFilteredStatements(config)
     this.#fields = new DeclaredFields(db, config)
+    this.#sampler = config.querySample ? new QuerySampler(db, config, config.querySample) : undefined
   }
 
   /**
@@ -138,7 +142,23 @@ export class PgVectorStore {
    */
   forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
     const db = options.transaction === undefined ? this.#db : joinTransaction(options.transaction)
-    return new TenantStore(db, this.config, this.#sql, tenantId, this.#tuning, this.#indexed, this.#filtered, this.#fields, this.#verdicts)
+    return this.#handle(db, tenantId, this.#sampler)
+  }
+
+  /** A tenant handle; without a sampler for the store's own measuring searches (tuning, recall). */
+  #handle(db: Database, tenantId: string, sampler: QuerySampler | undefined): TenantStore {
+    return new TenantStore(
+      db,
+      this.config,
+      this.#sql,
+      tenantId,
+      this.#tuning,
+      this.#indexed,
+      this.#filtered,
+      this.#fields,
+      this.#verdicts,
+      sampler,
+    )
   }
 
   /**
@@ -257,6 +277,48 @@ export class PgVectorStore {
   }
 
   /**
+   * The recall monitor: per tenant, the setting its searches use, the queries its tuning was
+   * chosen on (`querySource`), and the last tie-aware recall@10 measured on its recent real
+   * queries and on a chunk sample (by `optimize()` or `measureRecall`), with the gap between them.
+   *
+   * ### Examples
+   * ```ts
+   * for (const t of await store.recallReport()) console.log(t.tenantId, t.efSearch, t.recent?.recall, t.chunks?.recall)
+   * ```
+   */
+  async recallReport(): Promise<TenantRecallReport[]> {
+    return recallReport(this.#db, this.config, await this.#tuning.all())
+  }
+
+  /**
+   * Writes the query sample this process has buffered now (it is also written every
+   * `querySample.flushIntervalMs`, and before `optimize()` and `measureRecall()`). Never rejects:
+   * a failed write is in `error`, and searches are unaffected.
+   *
+   * ### Examples
+   * ```ts
+   * const { written } = await store.flushQuerySample()
+   * ```
+   */
+  async flushQuerySample(): Promise<QuerySampleFlush> {
+    return this.#sampler ? this.#sampler.flush() : { written: 0 }
+  }
+
+  /**
+   * Stops the store's background work (the query sample's timer) after a last flush. The
+   * database handle stays open: it is the app's.
+   *
+   * ### Examples
+   * ```ts
+   * await store.close()
+   * await db.destroy()
+   * ```
+   */
+  async close(): Promise<void> {
+    await this.#sampler?.close()
+  }
+
+  /**
    * Declares a metadata field and builds the expression index its filters use, led by `tenant_id`:
    * equality, ranges and `$in` on `path` with operands of `type` are then served by it (exactly:
    * rows where the path holds another type or an array are still matched by the general form). `type`
@@ -295,7 +357,8 @@ export class PgVectorStore {
       config: this.config,
       statements: this.#sql,
       tuning: this.#tuning,
-      forTenant: (tenantId: string) => this.forTenant(tenantId),
+      forTenant: (tenantId: string) => this.#handle(this.#db, tenantId, undefined),
+      sampler: this.#sampler,
       createTenantIndex: (tenantId: string, options: IndexBuildOptions) => this.createTenantIndex(tenantId, options),
     }
   }

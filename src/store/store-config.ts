@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors.js'
 import { assertIdentifier, assertQualifiedName } from '../sql/identifier.js'
 import { quoteQualified } from '../sql/quote.js'
 import { assertIntegerIn } from '../util/assert-integer.js'
+import { resolveQuerySample, type QuerySampleOptions, type ResolvedQuerySample } from './query-sample.js'
 
 import { resolveVectorOptions, vectorSql, type Distance, type Quantization, type VectorSql, type VectorType } from './vector-type.js'
 
@@ -59,6 +60,13 @@ export interface PgVectorStoreConfig {
    * existing table with rows; without Citus a typed error. `false`: never. Idempotent.
    */
   distributed?: boolean | 'auto' | { shardCount?: number }
+  /**
+   * A bounded sample of recent query embeddings per tenant (embeddings only, never the query
+   * text), which `optimize()` tunes on and `recallReport()` monitors: `{ perTenant: 256,
+   * maxAgeDays: 30, flushIntervalMs: 5000 }` by default; `false` keeps none. Written off the hot
+   * path, in batches (src/store/query-sample.ts).
+   */
+  querySample?: QuerySampleOptions | false
 }
 
 /** The validated, complete configuration. */
@@ -86,6 +94,7 @@ export interface ResolvedStoreConfig {
   partitions: number
   /** Citus distribution by tenant_id (shard count, or the cluster's default), none, or when Citus is there. */
   distributed: false | 'auto' | { shardCount?: number }
+  querySample: ResolvedQuerySample
 }
 
 const DISTANCES: readonly Distance[] = ['cosine', 'l2', 'inner_product']
@@ -140,6 +149,7 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
     fullText,
     partitions,
     distributed,
+    querySample: resolveQuerySample(config.querySample),
   }
 }
 

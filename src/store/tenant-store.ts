@@ -1,3 +1,4 @@
+import type { QuerySampler } from './query-sample.js'
 import { CompiledQuery, type QueryResult } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { LocalSettings } from '../db/local-settings.js'
@@ -121,6 +122,7 @@ export class TenantStore {
   readonly #tuning: TuningCache
   readonly #indexed: IndexedTenants
   readonly #scope: TenantScope
+  readonly #sampler: QuerySampler | undefined
 
   /** The tenant every statement of this handle is scoped to. */
   readonly tenantId: string
@@ -136,6 +138,7 @@ export class TenantStore {
     filtered: FilteredStatements,
     fields: DeclaredFields,
     verdicts: FilterVerdicts,
+    sampler?: QuerySampler,
   ) {
     this.#db = db
     this.#config = config
@@ -144,6 +147,7 @@ export class TenantStore {
     this.#indexed = indexed
     this.tenantId = assertId(tenantId, 'tenant id')
     this.#scope = { db, config, tenantId, statements: filtered, fields, verdicts }
+    this.#sampler = sampler
   }
 
   /**
@@ -242,6 +246,12 @@ export class TenantStore {
    * ```
    */
   async search(embedding: Embedding, options: SearchOptions = {}): Promise<SearchResult[]> {
+    const rows = await this.#search(embedding, options)
+    this.#sampler?.record(this.tenantId, embedding)
+    return rows
+  }
+
+  async #search(embedding: Embedding, options: SearchOptions): Promise<SearchResult[]> {
     const k = assertK(options.k ?? 10)
     const vector = toVectorLiteral(
       assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search', this.#config.vectorType),
@@ -302,6 +312,12 @@ export class TenantStore {
    * ```
    */
   async hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
+    const rows = await this.#hybridSearch(options)
+    this.#sampler?.record(this.tenantId, options.embedding)
+    return rows
+  }
+
+  async #hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('hybridSearch needs { embedding, text }')
     if (!this.#config.fullText) {
       throw new InvalidArgumentError(`hybridSearch needs full text: ${this.#config.qualified} was created with fullText: false`)

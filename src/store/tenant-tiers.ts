@@ -1,3 +1,4 @@
+import { tenantSample, type QuerySampler } from './query-sample.js'
 import { CompiledQuery, sql } from 'kysely'
 import type { Database } from '../db/database.js'
 import { InvalidArgumentError } from '../errors.js'
@@ -103,6 +104,8 @@ export interface TieredStore {
   tuning: TuningCache
   forTenant(tenantId: string): TenantStore
   createTenantIndex(tenantId: string, options: IndexBuildOptions): Promise<IndexBuildResult>
+  /** This process's query sample buffer, flushed before tuning (absent: `querySample: false`). */
+  sampler?: QuerySampler
 }
 
 /** The state of one `optimize()` call as its steps fill it in. */
@@ -289,10 +292,14 @@ async function tuneIndexedTenants(
   const tenants: TenantTuningReport[] = []
   const unchanged: string[] = []
   const concurrently = options.concurrently ?? options.indexBuild?.concurrently
+  await store.sampler?.flush()
+  // The sample table, whoever wrote it: the process that tunes is often not the one that serves searches.
+  const sampled = (tenantId: string, n: number, since?: Date) => tenantSample(store.db, store.config, tenantId, n, since)
   const deps = {
     db: store.db,
     config: store.config,
     cache: store.tuning,
+    recentQueries: async (tenantId: string, n: number) => (await sampled(tenantId, n)).queries,
     rebuild: async (tenantId: string, build: IndexBuildOptions) => {
       const index = quoteQualified(store.config.schema, tenantIndexName(store.config.table, tenantId))
       const drop = CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${index}`)
@@ -303,7 +310,9 @@ async function tuneIndexedTenants(
   }
   for (const tenantId of indexed) {
     const rows = rowsOf.get(tenantId) ?? 0
-    if (stillTuned(await store.tuning.get(tenantId), rows, target, params.retuneAbove)) {
+    const tuned = await store.tuning.get(tenantId)
+    const sample = await sampled(tenantId, 0, tuned?.tunedAt)
+    if (stillTuned(tuned, rows, target, params.retuneAbove, sample, params.minRecentQueries)) {
       unchanged.push(tenantId)
       continue
     }
@@ -323,7 +332,8 @@ function tuningNotes(tuning: OptimizeResult['tuning']): string[] {
           (r) =>
             `${r.tenantId} ef_search ${r.efSearch}` +
             `${r.rebuiltWith ? ` (index rebuilt, m ${r.rebuiltWith.m}, ef_construction ${r.rebuiltWith.efConstruction})` : ''}: ${r.recall.toFixed(3)}, ` +
-            `${ms(r.searchP50Ms ?? 0)} p50`,
+            `${ms(r.searchP50Ms ?? 0)} p50 on ${r.queries} ${r.querySource === 'recent' ? 'recent real queries' : 'chunk-sample queries'}` +
+            `${r.chunkRecall === undefined ? '' : ` (${r.chunkRecall.toFixed(3)} on chunk samples)`}`,
         )
         .join('; ')}.`,
     )

@@ -21,6 +21,10 @@ export interface TenantTuning {
   indexM: number | null
   indexEfConstruction: number | null
   tunedAt: Date
+  /** The queries it was tuned on: its recent real queries (the query sample) or its own chunks. */
+  querySource: 'recent' | 'chunks'
+  /** How many queries the tuning measured. */
+  tuningQueries: number | null
 }
 
 /** How long a store trusts its cached tuning before reading the table again (another process may have tuned). */
@@ -65,7 +69,7 @@ export class TuningCache {
   async #read(via: Database): Promise<void> {
     const { rows } = await sql<Record<string, unknown>>`
       select tenant_id, ef_search, exact, rows_at_tuning, target_recall, recall, search_p50_ms, exact_p50_ms,
-        index_m, index_ef_construction, tuned_at
+        index_m, index_ef_construction, tuned_at, query_source, tuning_queries
       from ${sql.raw(tuningTable(this.config))}`.execute(via)
     this.#byTenant = new Map(rows.map((r) => [String(r.tenant_id), fromRow(r)]))
     this.#loadedAt = performance.now()
@@ -75,13 +79,15 @@ export class TuningCache {
   async save(tuning: TenantTuning): Promise<void> {
     await sql`
       insert into ${sql.raw(tuningTable(this.config))} (tenant_id, ef_search, exact, rows_at_tuning, target_recall, recall,
-        search_p50_ms, exact_p50_ms, index_m, index_ef_construction, tuned_at)
+        search_p50_ms, exact_p50_ms, index_m, index_ef_construction, tuned_at, query_source, tuning_queries)
       values (${tuning.tenantId}, ${tuning.efSearch}, ${tuning.exact}, ${tuning.rowsAtTuning}, ${tuning.targetRecall}, ${tuning.recall},
-        ${tuning.searchP50Ms}, ${tuning.exactP50Ms}, ${tuning.indexM}, ${tuning.indexEfConstruction}, ${tuning.tunedAt})
+        ${tuning.searchP50Ms}, ${tuning.exactP50Ms}, ${tuning.indexM}, ${tuning.indexEfConstruction}, ${tuning.tunedAt},
+        ${tuning.querySource}, ${tuning.tuningQueries})
       on conflict (tenant_id) do update set ef_search = excluded.ef_search, exact = excluded.exact,
         rows_at_tuning = excluded.rows_at_tuning, target_recall = excluded.target_recall, recall = excluded.recall,
         search_p50_ms = excluded.search_p50_ms, exact_p50_ms = excluded.exact_p50_ms, index_m = excluded.index_m,
-        index_ef_construction = excluded.index_ef_construction, tuned_at = excluded.tuned_at`.execute(this.db)
+        index_ef_construction = excluded.index_ef_construction, tuned_at = excluded.tuned_at,
+        query_source = excluded.query_source, tuning_queries = excluded.tuning_queries`.execute(this.db)
     this.#byTenant.set(tuning.tenantId, tuning)
   }
 }
@@ -100,5 +106,7 @@ function fromRow(r: Record<string, unknown>): TenantTuning {
     indexM: num(r.index_m),
     indexEfConstruction: num(r.index_ef_construction),
     tunedAt: r.tuned_at instanceof Date ? r.tuned_at : new Date(String(r.tuned_at)),
+    querySource: r.query_source === 'recent' ? 'recent' : 'chunks',
+    tuningQueries: num(r.tuning_queries),
   }
 }

@@ -7,8 +7,9 @@ import { toVectorLiteral } from '../../src/bench-kit.js'
 import { conditionColumns, planShape } from '../../src/bench-kit.js'
 import { combinerOf } from '../../src/bench-kit.js'
 import { countRecall } from '../../src/bench-kit.js'
-import { requiredOnSample } from '../../src/bench-kit.js'
-import { InvalidArgumentError } from '../../src/index.js'
+import { chunkSampleTarget, requiredOnSample, stillTuned } from '../../src/bench-kit.js'
+import { shortQueries, splitQueries } from '../../bench/corpus/short-queries.js'
+import { InvalidArgumentError, type TenantTuning } from '../../src/index.js'
 
 /** The pure modules, without a database. */
 describe('binary COPY encoding', () => {
@@ -207,5 +208,52 @@ describe('recall and tuning arithmetic', () => {
     expect(combinerOf('count(distinct x)')).toBeUndefined()
     expect(requiredOnSample(0.98, 2000)).toBeCloseTo(0.98515, 4)
     expect(requiredOnSample(1, 2000)).toBe(1)
+  })
+})
+
+describe('re-tuning rules and short queries', () => {
+  const tuning = (querySource: 'recent' | 'chunks'): TenantTuning => ({
+    tenantId: 'acme',
+    efSearch: 100,
+    exact: false,
+    rowsAtTuning: 1000,
+    targetRecall: 0.98,
+    recall: 0.99,
+    searchP50Ms: 1,
+    exactP50Ms: 5,
+    indexM: null,
+    indexEfConstruction: null,
+    tunedAt: new Date(0),
+    querySource,
+    tuningQueries: 200,
+  })
+
+  it('re-tunes on size, on a sample that filled, and on a sample that changed', () => {
+    expect(chunkSampleTarget(0.98)).toBeCloseTo(0.99, 12)
+    expect(stillTuned(tuning('chunks'), 1100, 0.98, 0.2, { total: 49, newer: 49 }, 50)).toBe(true)
+    expect(stillTuned(tuning('chunks'), 1100, 0.98, 0.2, { total: 50, newer: 50 }, 50)).toBe(false)
+    expect(stillTuned(tuning('chunks'), 1300, 0.98, 0.2, { total: 0, newer: 0 }, 50)).toBe(false)
+    expect(stillTuned(tuning('recent'), 1000, 0.98, 0.2, { total: 256, newer: 51 }, 50)).toBe(true)
+    expect(stillTuned(tuning('recent'), 1000, 0.98, 0.2, { total: 256, newer: 52 }, 50)).toBe(false)
+    expect(stillTuned(tuning('recent'), 1000, 0.95, 0.2, { total: 256, newer: 0 }, 50)).toBe(false)
+    expect(stillTuned(undefined, 1000, 0.98, 0.2)).toBe(false)
+  })
+
+  it('draws NAME lines, titles and sentence windows, the same for the same seed, and splits without overlap', () => {
+    const text =
+      'NAME\nrsync - a fast, versatile, remote file-copying tool\n\nOptions summary\n===============\n' +
+      'Rsync is a fast and extraordinarily versatile file copying tool that can copy locally or to another host. ' +
+      'It is famous for its delta-transfer algorithm which reduces the amount of data sent over the network.'
+    const drawn = shortQueries(text, 'man/man1/rsync.1.gz', 'seed', 4)
+    expect(drawn.slice(0, 2)).toEqual([
+      { kind: 'name', text: 'rsync - a fast, versatile, remote file-copying tool' },
+      { kind: 'title', text: 'Options summary' },
+    ])
+    expect(drawn.slice(2).every((q) => q.kind === 'sentence' && q.text.split(' ').length >= 6 && text.includes(q.text))).toBe(true)
+    expect(shortQueries(text, 'man/man1/rsync.1.gz', 'seed', 4)).toEqual(drawn)
+    const { traffic, evaluation } = splitQueries([...drawn, { kind: 'sentence', text: drawn[0]!.text.toUpperCase() }], 's')
+    expect(traffic.length + evaluation.length).toBe(drawn.length)
+    const seen = new Set(traffic.map((q) => q.text.toLowerCase()))
+    expect(evaluation.some((q) => seen.has(q.text.toLowerCase()))).toBe(false)
   })
 })
