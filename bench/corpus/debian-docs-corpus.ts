@@ -7,7 +7,11 @@
  * lacks: boilerplate repeated across packages (licences, changelog lines), so exact and near
  * duplicates, and uneven topics.
  *
- *   npx tsx bench/corpus/debian-docs-corpus.ts --out /tmp/debian-corpus [--dim 384] [--large 15000,12000,10000] [--small 150x90]
+ *   npx tsx bench/corpus/debian-docs-corpus.ts --out /tmp/debian-corpus [--dim 384] [--large 15000,12000,10000] [--small 150x90] [--queries 600]
+ *
+ * Besides the chunks it writes `queries.jsonl`: short queries from each tenant's own documents
+ * (man pages' NAME lines, section titles, sentence windows), embedded by the same model, split
+ * into traffic and held-out evaluation (bench/corpus/short-queries.ts).
  */
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
 import { createHash } from 'node:crypto'
@@ -15,6 +19,7 @@ import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { Command } from 'commander'
 import { seededRandom } from '../../src/bench-kit.js'
+import { shortQueries, splitQueries, type ShortQuery, type ShortQueryKind } from './short-queries.js'
 
 const BUCKETS = 1 << 14
 const CHUNK = 700
@@ -106,9 +111,10 @@ async function main(): Promise<void> {
     .option('--dim <n>', 'embedding dimensions', '384')
     .option('--large <list>', 'chunks of each large tenant', '15000,12000,10000')
     .option('--small <NxM>', 'small tenants: count x chunks each', '150x90')
+    .option('--queries <n>', 'short queries per large tenant (half traffic, half held-out evaluation)', '600')
     .option('--seed <s>', 'seed of the projection and of the file order', 'debian')
     .parse(process.argv)
-    .opts<{ out: string; dim: string; large: string; small: string; seed: string }>()
+    .opts<{ out: string; dim: string; large: string; small: string; seed: string; queries: string }>()
   const dim = Number(o.dim)
   const [smallCount, smallSize] = o.small.split('x').map(Number) as [number, number]
   const targets = [
@@ -122,10 +128,15 @@ async function main(): Promise<void> {
   process.stderr.write(
     `[corpus] ${chunks.length} chunks from ${new Set(chunks.map((c) => c.document)).size} documents, ${targets.length} tenants\n`,
   )
-  const out = embed(chunks, dim, o.seed)
+  const model = tfidfModel(chunks, dim, o.seed)
+  const out = model.embed(chunks.map((c) => c.content))
   mkdirSync(o.out, { recursive: true })
   writeFileSync(join(o.out, 'chunks.jsonl'), chunks.map((c) => JSON.stringify(c)).join('\n') + '\n')
   writeNpy(join(o.out, 'embeddings.npy'), out, chunks.length, dim)
+  const queries = tenantQueries(chunks, model, dim, o.seed, Number(o.queries))
+  writeFileSync(join(o.out, 'queries.jsonl'), queries.map((q) => JSON.stringify(q)).join('\n') + '\n')
+  const byKind = (split: string) =>
+    Object.fromEntries(['name', 'title', 'sentence'].map((k) => [k, queries.filter((q) => q.split === split && q.kind === k).length]))
   const duplicates = chunks.length - new Set(chunks.map((c) => c.content)).size
   writeFileSync(
     join(o.out, 'meta.json'),
@@ -138,6 +149,11 @@ async function main(): Promise<void> {
         exactDuplicateChunks: duplicates,
         embedding: `TF-IDF of word unigrams+bigrams hashed into ${BUCKETS} buckets (sublinear tf, corpus idf), Gaussian random projection to ${dim}, L2-normalised; seed ${o.seed}`,
         sources: '/usr/share/doc and English man pages (sections 1-8) of this machine',
+        queries: {
+          file: 'queries.jsonl: short queries from each tenant\'s own documents (NAME lines, section titles, 6-12-word sentence windows), embedded by the same model; split "traffic" (sent before tuning) and "eval" (held out)',
+          traffic: byKind('traffic'),
+          eval: byKind('eval'),
+        },
       },
       null,
       2,
@@ -172,28 +188,70 @@ function collectChunks(targets: Array<{ tenant: string; want: number; cap: numbe
   return chunks
 }
 
-/** TF-IDF over hashed unigrams + bigrams, then a seeded Gaussian projection to `dim`, L2-normalised. */
-function embed(chunks: readonly Chunk[], dim: number, seed: string): Float32Array {
-  const tfs = chunks.map((c) => bucketsOf(c.content))
+/**
+ * TF-IDF over hashed unigrams + bigrams (idf from the chunks), then a seeded Gaussian projection to
+ * `dim`, L2-normalised: `embed` applies the same model to any text (the chunks, the queries).
+ */
+function tfidfModel(chunks: readonly Chunk[], dim: number, seed: string): { embed(texts: readonly string[]): Float32Array } {
   const df = new Float64Array(BUCKETS)
-  for (const tf of tfs) for (const b of tf.keys()) df[b]!++
+  for (const c of chunks) for (const b of bucketsOf(c.content).keys()) df[b]!++
   const idf = Float64Array.from(df, (d) => Math.log((chunks.length + 1) / (d + 1)) + 1)
   const random = seededRandom(`${seed}:projection`)
   const projection = new Float32Array(BUCKETS * dim)
   for (let i = 0; i < projection.length; i++) projection[i] = random.gaussian()
-  const out = new Float32Array(chunks.length * dim)
-  tfs.forEach((tf, row) => {
-    const v = out.subarray(row * dim, (row + 1) * dim)
-    for (const [b, count] of tf) {
-      const w = (1 + Math.log(count)) * idf[b]!
-      const p = projection.subarray(b * dim, (b + 1) * dim)
-      for (let d = 0; d < dim; d++) v[d]! += w * p[d]!
+  return {
+    embed(texts) {
+      const out = new Float32Array(texts.length * dim)
+      texts.forEach((text, row) => {
+        const v = out.subarray(row * dim, (row + 1) * dim)
+        for (const [b, count] of bucketsOf(text)) {
+          const w = (1 + Math.log(count)) * idf[b]!
+          const p = projection.subarray(b * dim, (b + 1) * dim)
+          for (let d = 0; d < dim; d++) v[d]! += w * p[d]!
+        }
+        let norm = 0
+        for (let d = 0; d < dim; d++) norm += v[d]! * v[d]!
+        norm = Math.sqrt(norm) || 1
+        for (let d = 0; d < dim; d++) v[d]! /= norm
+      })
+      return out
+    },
+  }
+}
+
+/**
+ * Short queries per tenant from its own documents (shortQueries: NAME lines, section titles,
+ * sentence windows), split into traffic and held-out evaluation, embedded by the chunks' model.
+ */
+function tenantQueries(
+  chunks: readonly Chunk[],
+  model: { embed(texts: readonly string[]): Float32Array },
+  dim: number,
+  seed: string,
+  perLarge: number,
+): Array<{ tenant: string; kind: ShortQueryKind; split: 'traffic' | 'eval'; text: string; embedding: number[] }> {
+  const documents = new Map<string, Set<string>>()
+  for (const c of chunks) (documents.get(c.tenant) ?? documents.set(c.tenant, new Set()).get(c.tenant)!).add(c.document)
+  const out: ReturnType<typeof tenantQueries> = []
+  for (const [tenant, docs] of documents) {
+    const want = tenant.startsWith('large-') ? perLarge : 8
+    const drawn: ShortQuery[] = []
+    const perDocument = Math.max(2, Math.ceil((want * 1.3) / docs.size))
+    for (const document of docs) {
+      const text = readText(`/usr/share/${document}`)
+      if (text)
+        drawn.push(...shortQueries(text, document, seed, perDocument).filter((q) => (q.text.match(/[a-z0-9_]{2,}/gi) ?? []).length >= 2))
     }
-    let norm = 0
-    for (let d = 0; d < dim; d++) norm += v[d]! * v[d]!
-    norm = Math.sqrt(norm) || 1
-    for (let d = 0; d < dim; d++) v[d]! /= norm
-  })
+    const { traffic, evaluation } = splitQueries(drawn, `${seed}:${tenant}`)
+    const picked = [
+      ...traffic.slice(0, Math.ceil(want / 2)).map((q) => ({ ...q, split: 'traffic' as const })),
+      ...evaluation.slice(0, Math.floor(want / 2)).map((q) => ({ ...q, split: 'eval' as const })),
+    ]
+    const vectors = model.embed(picked.map((q) => q.text))
+    picked.forEach((q, i) =>
+      out.push({ tenant, ...q, embedding: Array.from(vectors.subarray(i * dim, (i + 1) * dim), (x) => Math.round(x * 1e6) / 1e6) }),
+    )
+  }
   return out
 }
 

@@ -12,7 +12,7 @@ import type { TenantSize } from '../synthetic/corpus.js'
  * | `chunks.jsonl` | one chunk a line: `{"tenant": "...", "document": "...", "chunk": 0, "content": "..."}` (optional `"metadata": {...}`) |
  * | `embeddings.npy` | float32, C order, shape `[chunks, dim]`, row i the embedding of line i; or |
  * | `embeddings.f32` + `meta.json` | the same rows as raw little-endian float32, and `{"dim": 384}` |
- * | `queries.jsonl` (optional) | `{"tenant": "...", "embedding": [...], "text": "..."}`; without it queries are sampled from each tenant's chunks |
+ * | `queries.jsonl` (optional) | `{"tenant": "...", "embedding": [...], "text": "...", "split": "traffic" \| "eval", "kind": "..."}`; without it queries are sampled from each tenant's chunks. `split` (optional): `traffic` queries are sent before tuning (what the query sample learns from), `eval` ones held out for the measurement; without it they alternate |
  */
 export interface CorpusDir {
   dir: string
@@ -21,9 +21,18 @@ export interface CorpusDir {
   /** Tenants by size, largest first. */
   tenants: TenantSize[]
   /** Given queries per tenant, if `queries.jsonl` exists. */
-  queries?: Map<string, Array<{ embedding: number[]; text?: string }>>
+  queries?: Map<string, GivenQuery[]>
   /** The rows in file order, embeddings read alongside. */
   rows(): AsyncGenerator<IngestRow>
+}
+
+/** One line of `queries.jsonl`. */
+export interface GivenQuery {
+  embedding: number[]
+  text?: string
+  /** Sent before tuning (`traffic`) or held out (`eval`); absent: the lines alternate. */
+  split?: 'traffic' | 'eval'
+  kind?: string
 }
 
 /** A corpus directory that does not follow the format; the CLI prints the message. */
@@ -53,24 +62,8 @@ export async function openCorpusDir(dir: string): Promise<CorpusDir> {
     throw new CorpusFormatError(`${dir}: chunks.jsonl has ${chunks} lines but the embeddings hold ${vectors.rows} rows of ${vectors.dim}`)
   }
   const tenants = [...sizes].map(([id, n]) => ({ id, chunks: n })).sort((a, b) => b.chunks - a.chunks || a.id.localeCompare(b.id))
-  let queries: CorpusDir['queries']
   const queriesFile = join(dir, 'queries.jsonl')
-  if (existsSync(queriesFile)) {
-    queries = new Map()
-    let n = 0
-    for await (const line of lines(queriesFile)) {
-      n++
-      const q = JSON.parse(line) as { tenant?: unknown; embedding?: unknown; text?: unknown }
-      if (typeof q.tenant !== 'string' || !Array.isArray(q.embedding) || q.embedding.length !== vectors.dim) {
-        throw new CorpusFormatError(
-          `${queriesFile} line ${n}: expected {"tenant": string, "embedding": [${vectors.dim} numbers], "text"?: string}`,
-        )
-      }
-      const list = queries.get(q.tenant) ?? []
-      list.push({ embedding: q.embedding as number[], text: typeof q.text === 'string' ? q.text : undefined })
-      queries.set(q.tenant, list)
-    }
-  }
+  const queries = existsSync(queriesFile) ? await readQueries(queriesFile, vectors.dim) : undefined
   return {
     dir,
     dim: vectors.dim,
@@ -110,6 +103,35 @@ export async function openCorpusDir(dir: string): Promise<CorpusDir> {
       }
     },
   }
+}
+
+/** The given queries of `queries.jsonl`, by tenant. */
+async function readQueries(queriesFile: string, dim: number): Promise<Map<string, GivenQuery[]>> {
+  const queries = new Map<string, GivenQuery[]>()
+  let n = 0
+  for await (const line of lines(queriesFile)) {
+    n++
+    const q = JSON.parse(line) as { tenant?: unknown; embedding?: unknown; text?: unknown; split?: unknown; kind?: unknown }
+    if (
+      typeof q.tenant !== 'string' ||
+      !Array.isArray(q.embedding) ||
+      q.embedding.length !== dim ||
+      (q.split !== undefined && q.split !== 'traffic' && q.split !== 'eval')
+    ) {
+      throw new CorpusFormatError(
+        `${queriesFile} line ${n}: expected {"tenant": string, "embedding": [${dim} numbers], "text"?: string, "split"?: "traffic" | "eval"}`,
+      )
+    }
+    const list = queries.get(q.tenant) ?? []
+    list.push({
+      embedding: q.embedding as number[],
+      text: typeof q.text === 'string' ? q.text : undefined,
+      ...(q.split ? { split: q.split as 'traffic' | 'eval' } : {}),
+      ...(typeof q.kind === 'string' ? { kind: q.kind } : {}),
+    })
+    queries.set(q.tenant, list)
+  }
+  return queries
 }
 
 function parseChunk(line: string, n: number): ChunkLine {

@@ -46,6 +46,8 @@ export interface RagBenchCliOptions {
   queries: string
   seed: string
   phases?: string
+  /** `--corpus DIR` (read by the CLI; here it only turns the queries phase on by default). */
+  corpus?: string
   keep?: boolean
   duplicates?: string
   topicSkew?: string
@@ -84,7 +86,9 @@ function share(name: string, value: string, min: number, max: number): number {
 export function resolveRagBenchConfig(o: RagBenchCliOptions, showProgress = false): RagBenchConfig {
   const dim = int('--dim', o.dim, 1, MAX_VECTOR_DIMENSIONS)
   const phases = new Set<Phase>()
-  for (const p of (o.phases ?? PHASES.join(','))
+  // The queries phase runs by default on a corpus of your own (--corpus); on the synthetic corpus when asked.
+  const defaults = PHASES.filter((p) => p !== 'queries' || o.corpus !== undefined)
+  for (const p of (o.phases ?? defaults.join(','))
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)) {

@@ -3,9 +3,10 @@ import type { CitusPlacementReport } from '../report/citus-placement.js'
 import type { ReportHeader } from '../report/header.js'
 import type { Percentiles } from '../report/stats.js'
 import type { PlanKind } from './plan-kind.js'
+import type { RealQueriesReport } from './phases/queries.js'
 
 /** The phases of rag-bench, in the order they run. */
-export const PHASES = ['ingest', 'index', 'ingest-indexed', 'search', 'hybrid', 'writes', 'findings'] as const
+export const PHASES = ['ingest', 'index', 'ingest-indexed', 'search', 'queries', 'hybrid', 'writes', 'findings'] as const
 export type Phase = (typeof PHASES)[number]
 
 /** Index strategies: one shared HNSW index with iterative scans, or the store's tenant tiers. */
@@ -58,6 +59,8 @@ export interface RagBenchReport extends ReportHeader {
   search?: { k: number; rows: SearchRow[] }
   /** After the tiered optimize(): store.measureRecall at each indexed tenant's tuned setting (what search uses by default). */
   tunedRecall?: MeasureRecallResult
+  /** Phase `queries`: recall on chunk samples and on held-out queries unlike the chunks, before and after tuning on traffic. */
+  realQueries?: RealQueriesReport
   hybrid?: { vectorMs: Percentiles; hybridMs: Percentiles; queries: number }
   writes?: {
     writers: number

@@ -1,3 +1,4 @@
+import { renderRealQueries } from './render-real-queries.js'
 import { renderCitusPlacement } from '../report/citus-placement.js'
 import { renderHeader } from '../report/header.js'
 import { fmt } from '../report/stats.js'
@@ -25,6 +26,7 @@ export function renderRagReport(r: RagBenchReport): string {
     ...sizeTable(r),
     ...searchTable(r),
     ...tunedTable(r),
+    ...(r.realQueries ? renderRealQueries(r.realQueries) : []),
     ...hybridTable(r),
     ...writesTable(r),
   ]

@@ -10,6 +10,7 @@ import { hybridPhase } from './phases/hybrid.js'
 import { indexPhase } from './phases/index.js'
 import { ingestIndexedPhase } from './phases/ingest-indexed.js'
 import { ingestPhase } from './phases/ingest.js'
+import { queriesPhase } from './phases/queries.js'
 import { searchPhase } from './phases/search.js'
 import { writesPhase } from './phases/writes.js'
 import type { RagBenchConfig } from './rag-bench-config.js'
@@ -24,6 +25,7 @@ const PHASE_STEPS: Array<[Phase, (run: RagRun) => Promise<void>]> = [
   ['index', indexPhase],
   ['ingest-indexed', ingestIndexedPhase],
   ['search', searchPhase],
+  ['queries', queriesPhase],
   ['hybrid', hybridPhase],
   ['writes', writesPhase],
 ]
@@ -46,7 +48,8 @@ export async function runRagBench(
   const report = emptyReport(provisioned, c)
   if (c.phases.has('ingest')) await sql.raw(`drop schema if exists ${BENCH_SCHEMA} cascade`).execute(db)
   await sql.raw(`create schema if not exists ${BENCH_SCHEMA}`).execute(db)
-  const store = await PgVectorStore.open(db, { table: BENCH_TABLE, dimensions: c.dim })
+  // The bench's own searches are measurements, not traffic: no query sample (the queries phase sends traffic through a store of its own).
+  const store = await PgVectorStore.open(db, { table: BENCH_TABLE, dimensions: c.dim, querySample: false })
   const spec: CorpusSpec = {
     seed: c.seed,
     dim: c.dim,
