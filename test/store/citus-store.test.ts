@@ -55,10 +55,15 @@ describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
   }, 120_000)
   afterAll(() => p?.stop())
 
-  it('distributes the table and its tuning table by tenant_id, colocated; opening again changes nothing', async () => {
+  it('distributes the table, its tuning, query sample and recall monitor tables by tenant_id, colocated; opening again changes nothing', async () => {
     const { rows } = await sql<{ rel: string; col: number }>`
       select logicalrelid::text as rel, colocationid as col from pg_dist_partition order by 1`.execute(p.db)
-    expect(rows.map((r) => r.rel)).toEqual(['dist_chunks', 'dist_chunks_tenant_tuning'])
+    expect(rows.map((r) => r.rel)).toEqual([
+      'dist_chunks',
+      'dist_chunks_query_sample',
+      'dist_chunks_recall_monitor',
+      'dist_chunks_tenant_tuning',
+    ])
     expect(new Set(rows.map((r) => r.col)).size).toBe(1)
     await PgVectorStore.open(p.db, { table: 'dist_chunks', dimensions: spec.dim, distributed: { shardCount: 8 } })
     const stats = await store.stats()
