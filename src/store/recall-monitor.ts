@@ -23,7 +23,7 @@ export interface TenantRecallReport {
   path: 'index' | 'exact'
   efSearch: number | null
   /** The queries its tuning was chosen on (null: never tuned). */
-  querySource: QuerySource | null
+  querySource: TenantTuning['querySource'] | null
   /** Tie-aware recall@10 on recent real queries, as last measured (tuning or `measureRecall({ source: 'recent' })`). */
   recent: RecallFigure | null
   /** The same on a sample of its chunks. */

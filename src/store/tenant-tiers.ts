@@ -1,3 +1,4 @@
+import { assertEmbedding, assertId, type Embedding } from './embedding.js'
 import { tenantSample, type QuerySampler } from './query-sample.js'
 import { CompiledQuery, sql } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -70,6 +71,12 @@ export interface OptimizeOptions {
   targetRecall?: number | null
   /** How tuning searches (steps, latency bound, rebuilds, sample). */
   tuning?: RecallTuningOptions
+  /**
+   * Query embeddings to tune these tenants on (an evaluation set of yours), by tenant id, instead
+   * of their query sample or chunks; such a tenant is tuned by every call that gives them.
+   * Checked before anything is built.
+   */
+  queries?: Readonly<Record<string, readonly Embedding[]>>
 }
 
 /** What `PgVectorStore.optimize` found and did. */
@@ -146,6 +153,7 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
     throw new InvalidArgumentError(`maxOwnIndexes must be a non-negative integer, got ${String(perTable)}`)
   }
   const maxOwnIndexes = perTable * Math.max(1, store.config.partitions)
+  const given = givenQueries(options.queries, store.config)
   const sizes = await tenantSizes(store.db, store.config)
   const existing = new Set(await hnswIndexNames(store.db, store.config))
   const prefix = storeIndexNames(store.config.table).tenantPrefix
@@ -165,7 +173,7 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
   }
   await indexLargeTenants(run)
   const sharedIndex = await reviewSharedIndex(run)
-  const tuning = await tuneIndexedTenants(store, options, sizes, [...run.built.map((b) => b.tenantId), ...run.alreadyIndexed])
+  const tuning = await tuneIndexedTenants(store, options, sizes, [...run.built.map((b) => b.tenantId), ...run.alreadyIndexed], given)
   run.notes.push(...tuningNotes(tuning))
   const withOwnIndex = run.built.length + run.alreadyIndexed.length
   run.notes.unshift(
@@ -281,6 +289,7 @@ async function tuneIndexedTenants(
   options: OptimizeOptions,
   sizes: readonly TenantSize[],
   indexed: readonly string[],
+  given: ReadonlyMap<string, readonly Embedding[]>,
 ): Promise<OptimizeResult['tuning']> {
   const target = options.targetRecall === undefined ? DEFAULT_TARGET_RECALL : options.targetRecall
   if (target === null) return { targetRecall: null, tenants: [], unchanged: [] }
@@ -312,13 +321,31 @@ async function tuneIndexedTenants(
     const rows = rowsOf.get(tenantId) ?? 0
     const tuned = await store.tuning.get(tenantId)
     const sample = await sampled(tenantId, 0, tuned?.tunedAt)
-    if (stillTuned(tuned, rows, target, params.retuneAbove, sample, params.minRecentQueries)) {
+    if (!given.has(tenantId) && stillTuned(tuned, rows, target, params.retuneAbove, sample, params.minRecentQueries)) {
       unchanged.push(tenantId)
       continue
     }
-    tenants.push(await tuneTenant(deps, store.forTenant(tenantId), rows, target, params, options.indexBuild ?? {}))
+    tenants.push(await tuneTenant(deps, store.forTenant(tenantId), rows, target, params, options.indexBuild ?? {}, given.get(tenantId)))
   }
   return { targetRecall: target, tenants, unchanged }
+}
+
+const QUERY_SOURCE_WORDS = { recent: 'recent real queries', given: 'given queries', chunks: 'chunk-sample queries' } as const
+
+/** `optimize({ queries })` checked: tenant ids and embeddings of the store's shape, before anything is built. */
+function givenQueries(value: OptimizeOptions['queries'], config: ResolvedStoreConfig): Map<string, readonly Embedding[]> {
+  const out = new Map<string, readonly Embedding[]>()
+  if (value === undefined) return out
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new InvalidArgumentError('optimize: queries must be an object of tenant id → query embeddings')
+  for (const [tenantId, queries] of Object.entries(value)) {
+    assertId(tenantId, 'tenant id')
+    if (!Array.isArray(queries) || queries.length === 0)
+      throw new InvalidArgumentError(`optimize: queries for ${JSON.stringify(tenantId)} must be a non-empty array of embeddings`)
+    for (const q of queries) assertEmbedding(q, config.dimensions, config.distance, 'optimize queries', config.vectorType)
+    out.set(tenantId, queries as readonly Embedding[])
+  }
+  return out
 }
 
 /** Sentences on what tuning chose: a setting per indexed tenant, or the exact path. */
@@ -332,7 +359,7 @@ function tuningNotes(tuning: OptimizeResult['tuning']): string[] {
           (r) =>
             `${r.tenantId} ef_search ${r.efSearch}` +
             `${r.rebuiltWith ? ` (index rebuilt, m ${r.rebuiltWith.m}, ef_construction ${r.rebuiltWith.efConstruction})` : ''}: ${r.recall.toFixed(3)}, ` +
-            `${ms(r.searchP50Ms ?? 0)} p50 on ${r.queries} ${r.querySource === 'recent' ? 'recent real queries' : 'chunk-sample queries'}` +
+            `${ms(r.searchP50Ms ?? 0)} p50 on ${r.queries} ${QUERY_SOURCE_WORDS[r.querySource]}` +
             `${r.chunkRecall === undefined ? '' : ` (${r.chunkRecall.toFixed(3)} on chunk samples)`}`,
         )
         .join('; ')}.`,

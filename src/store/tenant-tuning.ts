@@ -21,8 +21,8 @@ export interface TenantTuning {
   indexM: number | null
   indexEfConstruction: number | null
   tunedAt: Date
-  /** The queries it was tuned on: its recent real queries (the query sample) or its own chunks. */
-  querySource: 'recent' | 'chunks'
+  /** The queries it was tuned on: its recent real queries (the query sample), the ones `optimize({ queries })` gave, or its own chunks. */
+  querySource: 'recent' | 'given' | 'chunks'
   /** How many queries the tuning measured. */
   tuningQueries: number | null
 }
@@ -106,7 +106,7 @@ function fromRow(r: Record<string, unknown>): TenantTuning {
     indexM: num(r.index_m),
     indexEfConstruction: num(r.index_ef_construction),
     tunedAt: r.tuned_at instanceof Date ? r.tuned_at : new Date(String(r.tuned_at)),
-    querySource: r.query_source === 'recent' ? 'recent' : 'chunks',
+    querySource: r.query_source === 'recent' || r.query_source === 'given' ? r.query_source : 'chunks',
     tuningQueries: num(r.tuning_queries),
   }
 }

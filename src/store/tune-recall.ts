@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js'
 import type { IndexBuildOptions } from './index-build.js'
+import type { Embedding } from './embedding.js'
 import { exactAnswers, percentile, sampleQueries, searchRecall } from './measure-recall.js'
 import { DEFAULT_RECALL_EPSILON } from './recall.js'
 import type { Database } from '../db/database.js'
@@ -57,8 +58,8 @@ export interface TenantTuningReport {
   requiredOnSample: number
   /** Set when the tenant's index was rebuilt to reach the target. */
   rebuiltWith?: { m: number; efConstruction: number }
-  /** The queries it was tuned on: recent real ones (the query sample) or a sample of its chunks. */
-  querySource: 'recent' | 'chunks'
+  /** The queries it was tuned on: recent real ones (the query sample), the call's (`optimize({ queries })`) or a sample of its chunks. */
+  querySource: 'recent' | 'given' | 'chunks'
   queries: number
   /** Tuned on recent queries: recall of the chosen setting on a chunk sample, for comparison. */
   chunkRecall?: number
@@ -133,7 +134,7 @@ export function chunkSampleTarget(target: number): number {
  * Whether a tenant's recorded tuning is still good for `target` at `rows` chunks, given its query
  * sample: re-tuned when its size changed by more than `retuneAbove`, when it was tuned on chunks
  * and now has enough recent queries, or when more than `retuneAbove` of its sample is newer than
- * the tuning.
+ * the tuning (a tuning on given queries changes only with the size, or with new given queries).
  *
  * ### Examples
  * ```ts
@@ -151,6 +152,7 @@ export function stillTuned(
   if (!tuning || tuning.targetRecall !== target) return false
   if (Math.abs(rows - tuning.rowsAtTuning) > retuneAbove * Math.max(1, tuning.rowsAtTuning)) return false
   if (tuning.querySource === 'chunks') return sample.total < minRecentQueries
+  if (tuning.querySource === 'given') return true
   return sample.newer <= retuneAbove * Math.max(1, sample.total)
 }
 
@@ -181,15 +183,14 @@ export async function tuneTenant(
   target: number,
   params: ReturnType<typeof tuningParameters>,
   indexBuild: IndexBuildOptions,
+  given?: readonly Embedding[],
 ): Promise<TenantTuningReport> {
   const tenantId = handle.tenantId
-  const recent = await deps.recentQueries(tenantId, params.sample)
-  const querySource = recent.length >= params.minRecentQueries ? 'recent' : 'chunks'
-  const queries = querySource === 'recent' ? recent : await sampleQueries(deps.db, deps.config, tenantId, params.sample, params.seed)
+  const { querySource, queries } = await tuningQueries(deps, tenantId, params, given)
   const { truth, ms: exactMs } = await exactAnswers(handle, queries, 10)
   const exactP50Ms = percentile(exactMs, 50)
   const bound = params.maxLatencyMs ?? exactP50Ms
-  const required = requiredOnSample(querySource === 'recent' ? target : chunkSampleTarget(target), queries.length * 10)
+  const required = requiredOnSample(querySource === 'chunks' ? chunkSampleTarget(target) : target, queries.length * 10)
   const tried: TenantTuningReport['tried'] = []
   let chosen: { efSearch: number; recall: number; p50Ms: number } | undefined
   let rebuiltWith: TenantTuningReport['rebuiltWith']
@@ -248,6 +249,19 @@ export async function tuneTenant(
   }
 }
 
+/** The queries a tenant is tuned on: the given ones, else its recent queries when it has enough, else a chunk sample. */
+async function tuningQueries(
+  deps: { db: Database; config: ResolvedStoreConfig; recentQueries: (tenantId: string, n: number) => Promise<number[][]> },
+  tenantId: string,
+  params: ReturnType<typeof tuningParameters>,
+  given: readonly Embedding[] | undefined,
+): Promise<{ querySource: TenantTuning['querySource']; queries: readonly Embedding[] }> {
+  if (given) return { querySource: 'given', queries: given }
+  const recent = await deps.recentQueries(tenantId, params.sample)
+  if (recent.length >= params.minRecentQueries) return { querySource: 'recent', queries: recent }
+  return { querySource: 'chunks', queries: await sampleQueries(deps.db, deps.config, tenantId, params.sample, params.seed) }
+}
+
 /**
  * Puts a tuning's recall in the recall monitor; when it was tuned on recent queries, the chosen
  * setting's recall on a chunk sample beside it (returned).
@@ -258,11 +272,13 @@ async function recordTuningRecall(
   tuning: TenantTuning,
   params: ReturnType<typeof tuningParameters>,
 ): Promise<number | undefined> {
-  const chunkRecall =
-    tuning.querySource === 'recent' ? await chunkSampleRecall(deps, handle, tuning.efSearch, tuning.exact, params) : undefined
+  const source = tuning.querySource
+  // Given queries are the caller's evaluation set: their figure is in the report, not in the monitor.
+  if (source === 'given') return undefined
+  const chunkRecall = source === 'recent' ? await chunkSampleRecall(deps, handle, tuning.efSearch, tuning.exact, params) : undefined
   const figure = { tenantId: tuning.tenantId, efSearch: tuning.exact ? null : tuning.efSearch, measuredAt: tuning.tunedAt }
   await recordRecall(deps.db, deps.config, [
-    { ...figure, source: tuning.querySource, recall: tuning.recall, queries: tuning.tuningQueries ?? 0 },
+    { ...figure, source, recall: tuning.recall, queries: tuning.tuningQueries ?? 0 },
     ...(chunkRecall === undefined ? [] : [{ ...figure, source: 'chunks' as const, recall: chunkRecall, queries: CHUNK_CHECK }]),
   ])
   return chunkRecall

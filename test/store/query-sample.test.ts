@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { connect, InvalidArgumentError, PgVectorStore, type OptimizeResult } from '../../src/index.js'
+import { connect, InvalidArgumentError, PgScaleError, PgVectorStore, type OptimizeResult } from '../../src/index.js'
 import { generateCorpus, offTopicQueries, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
@@ -23,9 +23,10 @@ describe('tuning on recent queries', () => {
   let chunksOnly: OptimizeResult
   let sampled: OptimizeResult
   let store: PgVectorStore
+  let plain: PgVectorStore
 
   beforeAll(async () => {
-    const plain = await PgVectorStore.open(t.db, { table: 'ood_plain', dimensions: spec.dim, querySample: false })
+    plain = await PgVectorStore.open(t.db, { table: 'ood_plain', dimensions: spec.dim, querySample: false })
     await plain.bulkIngest(generateCorpus(spec))
     for (const q of offTopic.slice(0, 200)) await plain.forTenant('a').search(q)
     chunksOnly = await plain.optimize({ ownIndexAbove: 1000, tuning })
@@ -46,6 +47,22 @@ describe('tuning on recent queries', () => {
     if (onRecent.path === 'index') expect(onRecent.efSearch!).toBeGreaterThan(onChunks.efSearch!)
     expect(onRecent.chunkRecall).toBeGreaterThan(onRecent.recall - 1e-9)
     expect(sampled.notes.join(' ')).toMatch(/on 200 recent real queries/)
+  })
+
+  it('optimize({ queries }) tunes on the given set (every call that gives it); bad queries are typed errors before anything changes', async () => {
+    const before = await plain.tenantTuning()
+    for (const queries of [{ a: [[1, 2]] }, { a: [] }, { 'bad\u0000id': offTopic.slice(0, 5) }, [offTopic]]) {
+      await expect(plain.optimize({ ownIndexAbove: 1000, tuning, queries: queries as never })).rejects.toBeInstanceOf(PgScaleError)
+    }
+    expect(await plain.tenantTuning()).toEqual(before)
+    const given = await plain.optimize({ ownIndexAbove: 1000, tuning, queries: { a: offTopic.slice(0, 200) } })
+    const onGiven = given.tuning.tenants[0]!
+    expect([onGiven.tenantId, onGiven.querySource, onGiven.queries]).toEqual(['a', 'given', 200])
+    expect(onGiven.tried[0]!.recall).toBeLessThan(0.98)
+    expect(given.notes.join(' ')).toMatch(/on 200 given queries/)
+    expect((await plain.tenantTuning())[0]!.querySource).toBe('given')
+    // Without queries, a tuning on given queries holds until the tenant's size changes.
+    expect((await plain.optimize({ ownIndexAbove: 1000, tuning })).tuning.unchanged).toEqual(['a'])
   })
 
   it('records where tuning came from and the recall monitor compares both sources', async () => {

@@ -9,7 +9,7 @@ import { buildTiered } from './index.js'
 export interface RecallMoment {
   /** The setting its searches used (null: the exact path). */
   efSearch: number | null
-  querySource: 'recent' | 'chunks' | null
+  querySource: 'recent' | 'given' | 'chunks' | null
   chunkRecall: number
   evalRecall: number
   evalP50Ms: number
