@@ -12,7 +12,7 @@ import { tenantIndexName } from './index-names.js'
 import { hnswIndexNames, tenantSizes } from './store-catalog.js'
 import { tenantSample, type QuerySampler } from './query-sample.js'
 import { recordRecall } from './recall-monitor.js'
-import type { TuningCache } from './tenant-tuning.js'
+import { efSearchInUse, type TuningCache } from './tenant-tuning.js'
 
 /** Options of {@link PgVectorStore.measureRecall}. */
 export interface MeasureRecallOptions {
@@ -24,7 +24,7 @@ export interface MeasureRecallOptions {
    * Where the queries come from without `queries`: `chunks` (default), `sample` of the tenant's own
    * chunks, perturbed (seeded); `recent`, the newest `sample` of its recent real queries (the
    * store's query sample; a tenant with none is left out). Either way the figure is recorded in
-   * the recall monitor (`recallReport()`) unless `efSearch` is given.
+   * the recall monitor (`recallReport()`, recall@10) unless `efSearch` is given or `k` is not 10.
    */
   source?: 'chunks' | 'recent'
   /** How many sampled queries per tenant, 1..10,000. Default 100. */
@@ -210,8 +210,7 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
       exactP50Ms: percentile(exactMs, 50),
     })
     if (options.queries === undefined && options.efSearch === undefined && k === 10) {
-      const tuned = await store.tuning.get(tenantId)
-      const efSearch = tuned?.exact ? null : (tuned?.efSearch ?? store.config.defaultEfSearch)
+      const efSearch = efSearchInUse(await store.tuning.get(tenantId), store.config.defaultEfSearch)
       figures.push({ tenantId, source, recall: r.recall, queries: queries.length, efSearch, measuredAt: new Date() })
     }
   }

@@ -108,8 +108,10 @@ export class QuerySampler {
       const j = Math.floor(Math.random() * entry.seen)
       if (j < perWindow) entry.items[j] = { vector: Float32Array.from(embedding), at: new Date() }
     }
-    this.#timer ??= setInterval(() => void this.flush(), this.#options.flushIntervalMs)
-    this.#timer.unref?.()
+    if (!this.#timer) {
+      this.#timer = setInterval(() => void this.flush(), this.#options.flushIntervalMs)
+      this.#timer.unref?.()
+    }
   }
 
   /** Whether the buffer is at its bound; if so a flush is started (once). */
@@ -206,8 +208,12 @@ export async function tenantSample(
   since?: Date,
 ): Promise<TenantSample> {
   const table = sql.raw(querySampleTable(config))
-  const { rows } = await sql<{ v: string }>`select embedding::text as v from ${table}
-    where tenant_id = ${tenantId} order by sampled_at desc, sample_id desc limit ${n}`.execute(db)
+  // n = 0: only the counts (whether a tuning still holds).
+  const { rows } =
+    n > 0
+      ? await sql<{ v: string }>`select embedding::text as v from ${table}
+          where tenant_id = ${tenantId} order by sampled_at desc, sample_id desc limit ${n}`.execute(db)
+      : { rows: [] }
   const { rows: counts } = await sql<{ total: number; newer: number }>`select count(*)::int as total,
       count(*) filter (where sampled_at > ${since ?? new Date(0)})::int as newer
     from ${table} where tenant_id = ${tenantId}`.execute(db)

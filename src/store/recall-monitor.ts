@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Database } from '../db/database.js'
 import { recallMonitorTable } from './index-names.js'
 import type { ResolvedStoreConfig } from './store-config.js'
-import type { TenantTuning } from './tenant-tuning.js'
+import { efSearchInUse, type TenantTuning } from './tenant-tuning.js'
 
 /** Where a recall figure's queries came from: the tenant's recent real queries, or its own chunks (perturbed). */
 export type QuerySource = 'recent' | 'chunks'
@@ -87,7 +87,7 @@ export async function recallReport(
   for (const t of tunings) {
     const r = line(t.tenantId)
     r.path = t.exact ? 'exact' : 'index'
-    r.efSearch = t.exact ? null : (t.efSearch ?? config.defaultEfSearch)
+    r.efSearch = efSearchInUse(t, config.defaultEfSearch)
     r.querySource = t.querySource
   }
   for (const row of rows) {

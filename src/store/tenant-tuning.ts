@@ -27,6 +27,19 @@ export interface TenantTuning {
   tuningQueries: number | null
 }
 
+/**
+ * The `ef_search` a tenant's searches use: its tuned one, the store's default when untuned (or
+ * tuned without one), null on the exact path.
+ *
+ * ### Examples
+ * ```ts
+ * efSearchInUse(await cache.get('acme'), config.defaultEfSearch) // 200
+ * ```
+ */
+export function efSearchInUse(tuning: TenantTuning | undefined, defaultEfSearch: number): number | null {
+  return tuning?.exact ? null : (tuning?.efSearch ?? defaultEfSearch)
+}
+
 /** How long a store trusts its cached tuning before reading the table again (another process may have tuned). */
 const CACHE_MS = 60_000
 

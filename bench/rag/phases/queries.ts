@@ -1,5 +1,5 @@
 import { adoptDatabase, PgVectorStore, type Embedding, type TenantRecallReport } from '../../../src/index.js'
-import { sampleQueries } from '../../../src/bench-kit.js'
+import { efSearchInUse, sampleQueries } from '../../../src/bench-kit.js'
 import { median } from '../../report/stats.js'
 import { LARGE_ABOVE } from '../tenant-classes.js'
 import { BENCH_TABLE, type RagRun } from '../rag-run.js'
@@ -116,7 +116,7 @@ async function moment(run: RagRun, tenantId: string, evaluation: readonly Embedd
   const chunks = (await run.store.measureRecall({ tenantId, sample: 200, seed: run.config.seed })).tenants[0]!
   const held = (await run.store.measureRecall({ tenantId, queries: evaluation })).tenants[0]!
   return {
-    efSearch: tuning?.exact ? null : (tuning?.efSearch ?? run.store.config.defaultEfSearch),
+    efSearch: efSearchInUse(tuning, run.store.config.defaultEfSearch),
     querySource: tuning?.querySource ?? null,
     chunkRecall: chunks.recall,
     evalRecall: held.recall,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { connect, type Database, type ProvisionedDatabase } from '../../../src/index.js'
+import { drainLog } from '../track/drain-log.js'
 import { measureDrainRate, measureStaleness, type DrainRate, type Staleness } from '../track/freshness.js'
 import { pgIvm, pgIvmSessionOptions, type PgIvm } from '../track/pg-ivm.js'
 import { measureDistinctError, measureFreshReads, type DistinctError, type FreshReadCost } from '../track/read-costs.js'
@@ -97,11 +98,6 @@ export async function trackPhase(
 
 const tenantOf = (run: RollupRun) => (n: number) => Math.min(n, Math.max(1, run.o.tenants))
 
-/** Drains the whole dirty-key log. */
-async function drainAll(run: RollupRun): Promise<void> {
-  for (;;) if ((await run.rollup.refreshDirty(run.db)).remaining === 0) return
-}
-
 /** The write overhead in each mode: plain, tracked (track/untrack around the round), pg_ivm. */
 async function trackWrites(run: RollupRun, writers: Database, ivm: PgIvm | null, options: TrackOptions, log: (line: string) => void) {
   const { db, rollup } = run
@@ -117,7 +113,7 @@ async function trackWrites(run: RollupRun, writers: Database, ivm: PgIvm | null,
     singleRowInserts: 200,
     modes: {
       plain: { on: async () => {}, off: async () => {} },
-      tracked: { on: () => rollup.track(db), off: async () => (await drainAll(run), await rollup.untrack(db)) },
+      tracked: { on: () => rollup.track(db), off: async () => (await drainLog(run.rollup, run.db), await rollup.untrack(db)) },
       pgIvm: pgIvmMode(ivm, db),
     },
     onRound: (round, mode) => log(`track: write round ${round + 1}/${options.rounds}, ${mode}`),

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { localMonth, sqlTextConstant } from '../../../src/bench-kit.js'
 import type { Database, MonthlyRollup } from '../../../src/index.js'
 import { summarize, type Percentiles } from '../../report/stats.js'
+import { drainLog } from './drain-log.js'
 
 /** How fast one drainer turns dirty keys into clean buckets. */
 export interface DrainRate {
@@ -53,12 +54,7 @@ export async function measureDrainRate(
       (select count(*)::int from ${sql.raw(source)} where tenant_id between ${o.tenants[0]} and ${o.tenants[1]}) as rows
     from (select distinct tenant_id, m from touched) k`.execute(db)
   const t0 = performance.now()
-  let buckets = 0
-  for (;;) {
-    const done = await rollup.refreshDirty(db, { limit: 1000 })
-    buckets += done.buckets
-    if (done.remaining === 0) break
-  }
+  const buckets = await drainLog(rollup, db)
   const seconds = (performance.now() - t0) / 1000
   return { label: o.label, buckets, rows: rows[0]!.rows, seconds, bucketsPerSecond: buckets / seconds }
 }
@@ -141,9 +137,9 @@ export async function measureStaleness(o: {
   await Promise.all([writer, drainer])
   let unresolved = 0
   for (const commits of pending.values()) unresolved += commits.length
-  for (;;) if ((await o.rollup.refreshDirty(o.drainer)).remaining === 0) break
+  await drainLog(o.rollup, o.drainer)
   await sql.raw(`delete from ${o.source} where category = 'bench_stale'`).execute(o.writer)
-  for (;;) if ((await o.rollup.refreshDirty(o.drainer)).remaining === 0) break
+  await drainLog(o.rollup, o.drainer)
   return {
     seconds: o.seconds,
     writes,

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { localMonth } from '../../../src/bench-kit.js'
 import { approxCountDistinct, MonthlyRollup, rollupTable, type Database } from '../../../src/index.js'
 import { median, summarize, type Percentiles } from '../../report/stats.js'
+import { drainLog } from './drain-log.js'
 
 /** A fresh read beside a plain one of the same range, with some of its months dirty. */
 export interface FreshReadCost {
@@ -61,7 +62,7 @@ export async function measureFreshReads(
       freshMs: summarize(fresh),
       ratio: median(fresh.map((f, i) => f / plain[i]!)),
     })
-    for (;;) if ((await rollup.refreshDirty(db)).remaining === 0) break
+    await drainLog(rollup, db)
   }
   return out
 }
