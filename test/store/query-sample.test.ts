@@ -46,7 +46,8 @@ describe('tuning on recent queries', () => {
     expect([onRecent.querySource, onRecent.queries]).toEqual(['recent', 200])
     // At the first step the chunk sample looks fine and the real queries do not.
     expect(onChunks.tried[0]!.recall).toBeGreaterThan(onRecent.tried[0]!.recall)
-    expect(onRecent.tried[0]!.recall).toBeLessThan(0.98)
+    // Below what tuning requires of a 200-query sample (0.98 plus its margin): tuning must go past ef_search 40.
+    expect(onRecent.tried[0]!.recall).toBeLessThan(requiredOnSample(0.98, 2000))
     // What a chunk sample alone would choose on the same graph (two tables' graphs differ: levels are random).
     const required = requiredOnSample(chunkSampleTarget(0.98), 2000)
     let chunkChoice = Infinity
