@@ -1,3 +1,4 @@
+import { valueRange } from '../report/value-range.js'
 import type { RagBenchReport, SearchRow, TenantClass } from './rag-report.js'
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`
@@ -5,6 +6,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`
 const meets = (recall: number) => Math.round(recall * 1000) >= 980
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
 const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`
+const chunkRange = (r: { min: number; max: number }) => valueRange(r.min, r.max, (n) => n.toLocaleString('en-US'))
 
 /**
  * Plain sentences derived from a report's numbers, like the seed's "what it means for a
@@ -73,7 +75,7 @@ function sharedIndexRecall(shared: SearchRow[], tiered: SearchRow[]): string[] {
     if (own)
       fixes.push(`their own index (tiered) gives ${own.recallAt10.toFixed(3)} at ef_search ${own.efSearch}, ${ms(own.latencyMs.p50)} p50`)
     return [
-      `On the shared HNSW index at ef_search ${lowestEf}, ${cls} tenants (${base.tenantChunks.min.toLocaleString('en-US')}–${base.tenantChunks.max.toLocaleString('en-US')} chunks) lost ` +
+      `On the shared HNSW index at ef_search ${lowestEf}, ${cls} tenants (${chunkRange(base.tenantChunks)} chunks) lost ` +
         `${pct(1 - base.recallAt10)} of the true top 10 (recall ${base.recallAt10.toFixed(3)}); ${fixes.join('; ')}.`,
     ]
   })
@@ -101,9 +103,7 @@ function recommendationByClass(rows: SearchRow[]): string[] {
       : best.plans.every((p) => p === 'btree + exact sort')
         ? 'the primary key and an exact sort (no ANN index needed)'
         : `the shared index at ef_search ${best.efSearch}${best.iterativeScan === 'relaxed' ? ', relaxed iterative scan' : ''}`
-    return [
-      `${cls} (${best.tenantChunks.min.toLocaleString('en-US')}–${best.tenantChunks.max.toLocaleString('en-US')} chunks): ${how}, recall ${best.recallAt10.toFixed(3)}, ${ms(best.latencyMs.p50)} p50`,
-    ]
+    return [`${cls} (${chunkRange(best.tenantChunks)} chunks): ${how}, recall ${best.recallAt10.toFixed(3)}, ${ms(best.latencyMs.p50)} p50`]
   })
   return recommend.length
     ? [`What to set, by tenant size (fastest configuration measured with recall@10 ≥ 0.98): ${recommend.join('; ')}.`]

@@ -3,6 +3,7 @@ import { renderCitusPlacement } from '../report/citus-placement.js'
 import { renderHeader } from '../report/header.js'
 import { fmt } from '../report/stats.js'
 import { renderTable } from '../report/table.js'
+import { valueRange } from '../report/value-range.js'
 import type { RagBenchReport } from './rag-report.js'
 
 const mb = (b: number) => fmt(b / 2 ** 20)
@@ -90,7 +91,7 @@ function searchTable(r: RagBenchReport): string[] {
       r.search.rows.map((x) => [
         x.strategy,
         x.tenantClass,
-        `${x.tenantChunks.min}-${x.tenantChunks.max}`,
+        valueRange(x.tenantChunks.min, x.tenantChunks.max, String),
         String(x.efSearch),
         x.iterativeScan,
         x.recallAt10.toFixed(3),

@@ -1,3 +1,4 @@
+import { valueRange } from '../report/value-range.js'
 import type { RollupBenchReport, TenantResult } from './rollup-run.js'
 
 /** Plain sentences from the numbers. */
@@ -7,7 +8,7 @@ export function rollupFindings(
   const { big, typical } = r.tenants
   const range = (t: TenantResult) => {
     const s = t.dashboard.map((d) => d.speedup)
-    return `${Math.min(...s).toFixed(1)}–${Math.max(...s).toFixed(1)}×`
+    return `${valueRange(Math.min(...s), Math.max(...s), (n) => n.toFixed(1))}×`
   }
   const saved = (t: TenantResult) => t.dashboard.reduce((sum, d) => sum + d.sourceMs.p50 - d.rollupMs.p50, 0)
   const mb = (b: number) => `${(b / 1024 ** 2).toFixed(1)} MB`

@@ -35,7 +35,13 @@ export class KyselyConnectionSession implements Session {
  * ```
  */
 export function createKyselySessionPool(kysely: Kysely<any>, maxConnections = 10): SessionPool {
-  const capabilities: Capabilities = { concurrentConnections: true, maxConnections, copy: 'none' }
+  const capabilities: Capabilities = {
+    concurrentConnections: true,
+    maxConnections,
+    copy: 'none',
+    multiStatementResults: false,
+    inProcess: false,
+  }
   const releases = new WeakMap<Session, () => void>()
   return {
     capabilities,

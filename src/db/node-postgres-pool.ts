@@ -85,7 +85,13 @@ export function createNodePostgresPool(source: string | pg.PoolConfig | pg.Pool,
     pool.on('error', () => {})
   }
   const maxConnections = pool.options.max ?? 10
-  const capabilities: Capabilities = { concurrentConnections: true, maxConnections, copy: 'stream', multiStatementResults: true }
+  const capabilities: Capabilities = {
+    concurrentConnections: true,
+    maxConnections,
+    copy: 'stream',
+    multiStatementResults: true,
+    inProcess: false,
+  }
   const sessions = new WeakMap<pg.PoolClient, NodePostgresSession>()
 
   return {

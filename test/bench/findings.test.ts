@@ -34,10 +34,24 @@ describe('rag-bench findings', () => {
         ],
       },
     })
-    expect(findings[0]).toMatch(/at ef_search 40, large tenants \(25,000–25,000 chunks\) lost 37\.5% of the true top 10 \(recall 0\.625\)/)
+    expect(findings[0]).toMatch(/at ef_search 40, large tenants \(25,000 chunks\) lost 37\.5% of the true top 10 \(recall 0\.625\)/)
     expect(findings[0]).toMatch(/ef_search 200 with relaxed iterative scan reaches 0\.985/)
     expect(findings[0]).toMatch(/their own index \(tiered\) gives 0\.990 at ef_search 40/)
-    expect(findings.join(' ')).toMatch(/large \(25,000–25,000 chunks\): its own HNSW index \(ef_search 40\), recall 0\.990, 1\.20 ms p50/)
+    expect(findings.join(' ')).toMatch(/large \(25,000 chunks\): its own HNSW index \(ef_search 40\), recall 0\.990, 1\.20 ms p50/)
+  })
+
+  it('prints a class whose tenants differ in size as a range, one of equal tenants as one value', () => {
+    const findings = ragFindings({
+      tenants,
+      search: {
+        k: 10,
+        rows: [
+          row({ tenantChunks: { min: 8000, max: 25000 } }),
+          row({ strategy: 'tiered', recallAt10: 0.99, plans: ['tenant HNSW index'] }),
+        ],
+      },
+    })
+    expect(findings[0]).toMatch(/large tenants \(8,000–25,000 chunks\) lost/)
   })
 
   it('says small tenants never used the shared index and what it cost', () => {

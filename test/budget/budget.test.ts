@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { prepareScenarios } from '../../bench/budget/budget-scenarios.js'
 import { measureAll, measureScenario, overBudget, platformKey, readBaseline } from '../../bench/budget/run-budget.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { skipBecause } from '../support/skip.js'
 
 /**
  * The performance budget: opt-in, because it measures (PGSCALE_PERF_BUDGET=1 npm test -- budget).
@@ -30,8 +31,7 @@ describe('performance budget', () => {
       console.warn(
         `[budget] no baseline for ${platformKey()} in ${baselineFile}: record one with npm run bench:budget -- --write-baseline bench/baseline.json`,
       )
-      ctx.skip()
-      return
+      return skipBecause(ctx, `no performance baseline for ${platformKey()} in ${baselineFile}`)
     }
     const { scenarios, close } = await prepareScenarios(t.db, t.url!)
     try {

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError, provision, ProviderUnavailableError } from '../../src/index.js'
 import { findLocalBinaries } from '../../src/bench-kit.js'
+import { CITUS_OPT_IN, itUnless } from '../support/skip.js'
 
 /**
  * `provision({ provider: 'local', citus: { workers } })`: a coordinator and workers on loopback when
@@ -19,16 +20,17 @@ describe('provision with citus', () => {
     }
   })
 
-  it.skipIf(!found.ok || citusVersion !== undefined)(
-    'without Citus installed: a ProviderUnavailableError that says how to install it',
-    async () => {
-      const err = await provision({ provider: 'local', citus: { workers: 2 } }).catch((e: unknown) => e)
-      expect(err).toBeInstanceOf(ProviderUnavailableError)
-      expect((err as Error).message).toMatch(/Citus is not installed for this PostgreSQL.*installation/)
-    },
-  )
+  itUnless(
+    !found.ok
+      ? `needs PostgreSQL binaries (the local provider): ${found.reason}`
+      : citusVersion !== undefined && `Citus ${citusVersion} is installed here: the test of its absence cannot run`,
+  )('without Citus installed: a ProviderUnavailableError that says how to install it', async () => {
+    const err = await provision({ provider: 'local', citus: { workers: 2 } }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ProviderUnavailableError)
+    expect((err as Error).message).toMatch(/Citus is not installed for this PostgreSQL.*installation/)
+  })
 
-  it.skipIf(citusVersion === undefined || !(optIn > 0))(
+  itUnless(citusVersion === undefined ? 'needs Citus installed for this PostgreSQL (opt-in)' : !(optIn > 0) && CITUS_OPT_IN)(
     'with Citus installed (opt-in): a coordinator and N workers, registered; a tenant query routes to one shard',
     async () => {
       const p = await provision({ provider: 'local', citus: { workers: optIn } })

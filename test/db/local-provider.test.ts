@@ -1,14 +1,14 @@
 import { sql } from 'kysely'
-import { describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { checkProvider, connect, ConnectionError, provision } from '../../src/index.js'
+import { itUnless } from '../support/skip.js'
 
 /**
  * The local provider's cluster is not open to every local user (a generated password), and its
  * signal handlers exist only while a cluster runs and step aside when the host app has its own.
  */
 const local = checkProvider('local')
-const itLocal = local.available ? it : it.skip
-if (!local.available) console.warn(`[pgscale tests] skipped local-provider tests: ${local.reason}`)
+const itLocal = itUnless(!local.available && `needs the local provider: ${local.reason}`)
 
 describe('local provider', () => {
   itLocal('the cluster wants its generated password; without it the connection is refused', async () => {

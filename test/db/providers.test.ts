@@ -6,6 +6,7 @@ import { findContainerEngine } from '../../src/bench-kit.js'
 import { checkProvider, connect, ConnectionError, provision, type ProviderName, type ProvisionOptions } from '../../src/index.js'
 import { compareVersions } from '../../src/bench-kit.js'
 import { testTarget } from '../support/test-database.js'
+import { itUnless } from '../support/skip.js'
 
 /**
  * Every provider available on this machine gets the same smoke test; an unavailable one is
@@ -31,7 +32,10 @@ function containersOnPort(port: string): string[] {
 
 describe('container teardown', () => {
   const engine = findContainerEngine()
-  const itPodman = engine?.kind === 'podman' ? it : it.skip
+  const itPodman = itUnless(
+    engine?.kind !== 'podman' &&
+      `needs podman (this test lists its containers): ${engine ? `the engine here is ${engine.kind}` : 'no container engine'}`,
+  )
   itPodman(
     'a process interrupted (SIGINT) with a container running leaves no container behind',
     async () => {

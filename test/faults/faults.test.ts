@@ -1,11 +1,12 @@
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { checkProvider, connect, PgVectorStore, type Database } from '../../src/index.js'
 import { findLocalBinaries } from '../../src/bench-kit.js'
 import { startLocalCluster, type LocalCluster } from '../../src/bench-kit.js'
 import { advisoryXactLock, int32Hash } from '../../src/bench-kit.js'
 import { expensesRollup, seedExpenses } from '../rollup/rollup-fixture.js'
 import { FaultTally, leftovers, snapshot, terminateWhen } from './fault-support.js'
+import { describeUnless } from '../support/skip.js'
 
 /**
  * Fault injection on native PostgreSQL: backends killed in the middle of every write path, the
@@ -18,8 +19,7 @@ const local = checkProvider('local')
 const reason = local.available
   ? ''
   : `needs the local provider (PostgreSQL binaries) to start and restart a cluster of its own: ${local.reason}`
-const describeFaults = local.available ? describe : describe.skip
-if (!local.available) console.warn(`[pgscale tests] skipped the fault suite: ${reason}`)
+const describeFaults = describeUnless(reason)
 
 const DIM = 8
 const TABLES = { f_chunks: 't::text', expenses: 't::text', f_monthly: 't::text' }

@@ -5,6 +5,7 @@ import { findLocalBinaries } from '../../src/bench-kit.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { expensesRollup as sharedExpensesRollup } from '../../bench/synthetic/expenses.js'
 import { expensesRollup, fromScratch, rollupSnapshot, seedExpenses } from './rollup-fixture.js'
+import { CITUS_OPT_IN, describeUnless } from '../support/skip.js'
 
 /**
  * The rollup on Citus, colocated with its source (opt-in: PGSCALE_TEST_CITUS_WORKERS=N with Citus
@@ -24,7 +25,7 @@ describe('rollup.distribute', () => {
   })
 })
 
-describe.skipIf(!citusRun)('the rollup on a Citus coordinator (opt-in)', () => {
+describeUnless(!citusRun && CITUS_OPT_IN)('the rollup on a Citus coordinator (opt-in)', () => {
   let p: ProvisionedDatabase
   // The bench's rollup, as it is: this test distributes by hand (the fixture's create would colocate).
   const { target, rollup } = sharedExpensesRollup({ source: 'expenses', target: 'expenses_monthly', zone: ZONE })

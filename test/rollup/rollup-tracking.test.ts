@@ -12,7 +12,7 @@ import {
 } from '../../src/index.js'
 import { seededRandom } from '../../src/bench-kit.js'
 import { expensesCopyText, expensesRollup as declareExpensesRollup } from '../../bench/synthetic/expenses.js'
-import { itWithServer } from '../support/skip.js'
+import { CITUS_OPT_IN, itWithServer, skipBecause } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 import { expensesRollup, fromScratch, rollupSnapshot, seedExpenses } from './rollup-fixture.js'
 
@@ -41,13 +41,14 @@ beforeAll(async () => {
 })
 
 beforeEach(async (ctx) => {
-  if (citus && !ctx.task.name.startsWith('on Citus')) return ctx.skip()
+  if (citus && !ctx.task.name.startsWith('on Citus'))
+    return skipBecause(ctx, 'on Citus, track refuses a distributed source: only the refusal is tested there')
   if (!citus) await drainAll(t.db)
 })
 
 describe('on Citus', () => {
   it('on Citus: track refuses a distributed source with a typed error, and creates nothing', async (ctx) => {
-    if (!citus) return ctx.skip()
+    if (!citus) return skipBecause(ctx, CITUS_OPT_IN)
     const refused = await rollup.track(t.db).catch((err: unknown) => err)
     expect(refused).toBeInstanceOf(SchemaMismatchError)
     expect((refused as Error).message).toMatch(/distributed by Citus.*no triggers/)

@@ -10,7 +10,9 @@ import {
   rollupTable,
 } from '../../src/index.js'
 import { ensureSketchExtensions } from '../../src/bench-kit.js'
-import { itWithServer } from '../support/skip.js'
+import { itWithServer, skipBecause } from '../support/skip.js'
+
+const NO_SKETCHES = 'the server has no hll and tdigest extensions (PGlite ships neither; npm run db:install adds them to a native server)'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 
 /**
@@ -57,7 +59,7 @@ const relativeError = (estimate: number, exact: number) => Math.abs(estimate - e
 
 describe('approximate measures', () => {
   itWithServer(testTarget())('two processes creating the extensions at once both succeed (the loser finds them created)', async (ctx) => {
-    if (!available) return ctx.skip()
+    if (!available) return skipBecause(ctx, NO_SKETCHES)
     const other = await connect(t.url!, { maxConnections: 1 })
     try {
       for (let round = 0; round < 8; round++) {
@@ -89,7 +91,7 @@ describe('approximate measures', () => {
   })
 
   it('distinct users per month and page within 3 standard errors (2.3% each) of count(distinct), and unions when folded', async (ctx) => {
-    if (!available) ctx.skip()
+    if (!available) return skipBecause(ctx, NO_SKETCHES)
     for (const tenantId of [1, 2, 3]) await rollup.rebuild(t.db, { tenantId, since: '2024-01-01', until: '2024-12-31' })
     const rows = await rollup.read(t.db, { tenantId: 2, from: '2024-01', to: '2024-12' })
     const { rows: exact } = await sql<{ month: string; page: string; users: number; visits: string }>`
@@ -124,7 +126,7 @@ describe('approximate measures', () => {
   })
 
   it('percentiles per month, and merged over pages and months, near percentile_cont of the rows', async (ctx) => {
-    if (!available) ctx.skip()
+    if (!available) return skipBecause(ctx, NO_SKETCHES)
     const wanted = { percentiles: { latency: [0.5, 0.95] } }
     const byMonth = await rollup.read(t.db, { tenantId: 1, from: '2024-06', to: '2024-06', groupBy: [], ...wanted })
     const { rows: exact } = await sql<{ p: number[] }>`
@@ -153,7 +155,7 @@ describe('approximate measures', () => {
   })
 
   it('tracked writes keep the sketches right: a drain, and a fresh read before it', async (ctx) => {
-    if (!available) ctx.skip()
+    if (!available) return skipBecause(ctx, NO_SKETCHES)
     await rollup.track(t.db)
     // 500 new users in March, on one page.
     await sql`insert into visits (tenant_id, at, page, user_id, latency_ms)

@@ -14,6 +14,7 @@ import {
 import { findLocalBinaries, renderStatements, tenantIndexName, toVectorLiteral } from '../../src/bench-kit.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../bench/synthetic/corpus.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { CITUS_OPT_IN, describeUnless } from '../support/skip.js'
 
 /**
  * The store distributed on Citus (opt-in: PGSCALE_TEST_CITUS_WORKERS=N with Citus installed; CI has
@@ -45,7 +46,7 @@ describe('distributed: true', () => {
   })
 })
 
-describe.skipIf(!citusRun)('the store on a Citus coordinator (opt-in)', () => {
+describeUnless(!citusRun && CITUS_OPT_IN)('the store on a Citus coordinator (opt-in)', () => {
   let p: ProvisionedDatabase
   let store: PgVectorStore
   beforeAll(async () => {

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { connect, hasCitusShardNodes, InvalidArgumentError, PgScaleError, PgVectorStore, type OptimizeResult } from '../../src/index.js'
 import { chunkSampleTarget, requiredOnSample } from '../../src/bench-kit.js'
 import { generateCorpus, offTopicQueries, type CorpusSpec } from '../../bench/synthetic/corpus.js'
-import { itWithServer } from '../support/skip.js'
+import { itWithServer, skipBecause } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 
 /**
@@ -203,7 +203,8 @@ describe('the sample itself', () => {
 
   it('a flush whose trim fails after its insert writes nothing; the pool serves the next flush', async (ctx) => {
     // The failure is injected by a trigger, which Citus refuses on a distributed table.
-    if (await hasCitusShardNodes(t.db)) return ctx.skip()
+    if (await hasCitusShardNodes(t.db))
+      return skipBecause(ctx, 'the failure is injected by a trigger, which Citus refuses on a distributed table')
     const store = await PgVectorStore.open(t.db, { table: 'sample_trim', dimensions: 8, querySample: { perTenant: 32 } })
     await store.bulkIngest(generateCorpus(small))
     for (const q of vectors(6, 20)) await store.forTenant('x').search(q)
