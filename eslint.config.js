@@ -1,5 +1,44 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import rooms from './scripts/eslint/import-rooms.js'
+
+// The rooms of src/ and what each may import (besides itself and src/errors.ts), lowest first.
+// A room with an index.ts is entered through it. ARCHITECTURE.md describes each room.
+const LOW = ['src/util', 'src/sql']
+const SRC_ROOMS = {
+  'src/util': [],
+  'src/sql': ['src/util'],
+  'src/db': [...LOW],
+  'src/filter': [...LOW],
+  'src/plan': ['src/db', ...LOW],
+  // The store, bottom to top: what a store is, its DDL and catalog, writing rows in, one tenant's
+  // reads and writes, then tiers and recall; the facade (src/store/*.ts) over all of them.
+  'src/store/config': [...LOW],
+  'src/store/schema': ['src/store/config', 'src/db', 'src/filter', ...LOW],
+  'src/store/ingest': ['src/store/schema', 'src/store/config', 'src/db', ...LOW],
+  'src/store/tenant': ['src/store/ingest', 'src/store/schema', 'src/store/config', 'src/db', 'src/filter', ...LOW],
+  'src/store/tuning': ['src/store/tenant', 'src/store/ingest', 'src/store/schema', 'src/store/config', 'src/db', 'src/filter', ...LOW],
+  'src/store': [
+    'src/store/tuning',
+    'src/store/tenant',
+    'src/store/ingest',
+    'src/store/schema',
+    'src/store/config',
+    'src/db',
+    'src/filter',
+    'src/plan',
+    ...LOW,
+  ],
+  // The rollup, bottom to top: declaring one, its statements, its objects on the server, what it
+  // does with buckets; the facade (src/rollup/*.ts) over all of them.
+  'src/rollup/config': [...LOW],
+  'src/rollup/sql': ['src/rollup/config', ...LOW],
+  'src/rollup/schema': ['src/rollup/sql', 'src/rollup/config', 'src/db', 'src/filter', ...LOW],
+  'src/rollup/buckets': ['src/rollup/schema', 'src/rollup/sql', 'src/rollup/config', 'src/db', ...LOW],
+  'src/rollup': ['src/rollup/buckets', 'src/rollup/schema', 'src/rollup/sql', 'src/rollup/config', 'src/db', 'src/filter', ...LOW],
+  // The package's entry points (src/index.ts, src/bench-kit.ts) re-export every room.
+  src: ['src/store', 'src/rollup', 'src/plan', 'src/filter', 'src/db', ...LOW],
+}
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/'] },
@@ -17,6 +56,17 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Node scripts (plain JavaScript).
+    files: ['scripts/**/*.js', 'scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
+    // Rooms import one way (scripts/eslint/import-rooms.js).
+    files: ['src/**/*.ts'],
+    plugins: { rooms },
+    rules: { 'rooms/import-rooms': ['error', { rooms: SRC_ROOMS, shared: ['src/errors.ts'] }] },
   },
   {
     // Small functions with one job: a long one is split into named steps (tests are exempt).

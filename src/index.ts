@@ -47,10 +47,10 @@ export {
   type RebuildOptions,
   type RefreshAtOptions,
   type RollupRow,
-} from './rollup/monthly-rollup.js'
-export { rollupTable, type RollupTable, type RollupTableConfig } from './rollup/rollup-table.js'
-export { approxCountDistinct, approxPercentiles, type PercentileRequest } from './rollup/sketch-measures.js'
-export type { SourceIndex } from './rollup/source-index.js'
+} from './rollup/index.js'
+export { rollupTable, type RollupTable, type RollupTableConfig } from './rollup/index.js'
+export { approxCountDistinct, approxPercentiles, type PercentileRequest } from './rollup/index.js'
+export type { SourceIndex } from './rollup/index.js'
 export {
   DEFAULT_OWN_INDEX_ABOVE,
   DEFAULT_MAX_OWN_INDEXES,
@@ -60,24 +60,25 @@ export {
   type OptimizeOptions,
   type OptimizeResult,
   type StoreStats,
-} from './store/pg-vector-store.js'
-export type { IngestOptions, IngestResult, IngestRow, SkippedRow, TenantIngestRow } from './store/bulk-ingest.js'
-export type { MeasureRecallOptions, MeasureRecallResult, TenantRecall } from './store/measure-recall.js'
-export { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './store/recall.js'
-export type { TenantTuning } from './store/tenant-tuning.js'
-export type { QuerySampleOptions, QuerySampleFlush } from './store/query-sample.js'
-export type { TenantRecallReport, RecallFigure, QuerySource } from './store/recall-monitor.js'
-export { DEFAULT_TARGET_RECALL, type RecallTuningOptions, type TenantTuningReport } from './store/tune-recall.js'
-export type { Embedding } from './store/embedding.js'
-export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index-build.js'
-export type { Distance, PgVectorStoreConfig, Quantization, VectorType } from './store/store-config.js'
-export { DEFAULT_RERANK } from './store/vector-type.js'
+} from './store/index.js'
+export type { IngestOptions, IngestResult, IngestRow, SkippedRow, TenantIngestRow } from './store/index.js'
+export type { MeasureRecallOptions, MeasureRecallResult, TenantRecall } from './store/index.js'
+export { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './store/index.js'
+export type { TenantTuning } from './store/index.js'
+export type { QuerySampleFlush } from './store/index.js'
+export type { QuerySampleOptions } from './store/index.js'
+export type { TenantRecallReport, RecallFigure, QuerySource } from './store/index.js'
+export { DEFAULT_TARGET_RECALL, type RecallTuningOptions, type TenantTuningReport } from './store/index.js'
+export type { Embedding } from './store/index.js'
+export type { IndexBuildOptions, IndexBuildProgress, IndexBuildResult } from './store/index.js'
+export type { Distance, PgVectorStoreConfig, Quantization, VectorType } from './store/index.js'
+export { DEFAULT_RERANK } from './store/index.js'
 export { matchesFilter } from './filter/filter-reference.js'
 export { FILTER_LIMITS, type MetadataFilter } from './filter/filter-tree.js'
 export type { MetadataFieldType } from './filter/metadata-field.js'
-export type { MetadataIndex, MetadataIndexOptions } from './store/metadata-indexes.js'
-export type { FindCursor, FindOptions, FindResult, FoundChunk } from './store/metadata-queries.js'
-export { DEFAULT_EXACT_BELOW, type FilterStrategy } from './store/filtered-search.js'
+export type { MetadataIndex, MetadataIndexOptions } from './store/index.js'
+export type { FindCursor, FindOptions, FindResult, FoundChunk } from './store/index.js'
+export { DEFAULT_EXACT_BELOW, type FilterStrategy } from './store/index.js'
 export {
   TenantStore,
   type ChunkInput,
@@ -86,7 +87,7 @@ export {
   type IterativeScan,
   type SearchOptions,
   type SearchResult,
-} from './store/tenant-store.js'
+} from './store/index.js'
 export {
   ConnectionError,
   DatabaseError,

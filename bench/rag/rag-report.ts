@@ -1,9 +1,8 @@
-import type { MeasureRecallResult, OptimizeResult } from '../../src/index.js'
+import type { MeasureRecallResult, OptimizeResult, TenantRecallReport } from '../../src/index.js'
 import type { CitusPlacementReport } from '../report/citus-placement.js'
 import type { ReportHeader } from '../report/header.js'
 import type { Percentiles } from '../report/stats.js'
 import type { PlanKind } from './plan-kind.js'
-import type { RealQueriesReport } from './phases/queries.js'
 
 /** The phases of rag-bench, in the order they run. */
 export const PHASES = ['ingest', 'index', 'ingest-indexed', 'search', 'queries', 'hybrid', 'writes', 'findings'] as const
@@ -78,4 +77,45 @@ export interface RagBenchReport extends ReportHeader {
   /** On Citus: where a sampled tenant of each class lives and how its search ran (absent on plain PostgreSQL). */
   citus?: CitusPlacementReport
   process: { peakRssMB: number; seconds: number }
+}
+
+/** One tenant's recall on chunk samples and on held-out queries unlike its chunks, at one moment. */
+export interface RecallMoment {
+  /** The setting its searches used (null: the exact path). */
+  efSearch: number | null
+  querySource: 'recent' | 'given' | 'chunks' | null
+  chunkRecall: number
+  evalRecall: number
+  evalP50Ms: number
+  exactP50Ms: number
+  /** evalP50Ms ÷ exactP50Ms. */
+  p50ToExact: number
+}
+
+/** What the `queries` phase measured for one tenant. */
+export interface RealQueryTenant {
+  tenantId: string
+  chunks: number
+  trafficQueries: number
+  evalQueries: number
+  /** Median cosine distance from a query to its nearest chunk: chunk-sample queries beside the held-out ones. */
+  nearestChunkDistance: { chunkSample: number; evaluation: number }
+  before: RecallMoment
+  after: RecallMoment
+}
+
+/** The `queries` phase's report. */
+export interface RealQueriesReport {
+  queries: string
+  tenants: RealQueryTenant[]
+  /**
+   * The traffic's searches timed through a store with the query sample on and, alternating, the
+   * same query through the bench's store with it off (same settings): what sampling costs a search.
+   */
+  sampling: { searches: number; onP50Ms: number; offP50Ms: number; ratio: number }
+  /** optimize() after the traffic: seconds, and the tenants it re-tuned. */
+  retune: { seconds: number; tenants: string[] }
+  /** store.recallReport() after it. */
+  monitor: TenantRecallReport[]
+  method: string
 }

@@ -1,6 +1,6 @@
 import { fmt } from '../report/stats.js'
 import { renderTable } from '../report/table.js'
-import type { RealQueriesReport } from './phases/queries.js'
+import type { RealQueriesReport } from './rag-report.js'
 
 /**
  * The `queries` phase as text: per tenant, recall on chunk samples and on held-out queries unlike

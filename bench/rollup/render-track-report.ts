@@ -1,6 +1,6 @@
 import { fmt } from '../report/stats.js'
 import { renderTable } from '../report/table.js'
-import type { TrackReport } from './phases/track.js'
+import type { TrackReport } from './track/track-report.js'
 import type { ErrorSummary } from './track/read-costs.js'
 
 /**

@@ -4,7 +4,7 @@ import type { CitusPlacementReport } from '../report/citus-placement.js'
 import type { ReportHeader } from '../report/header.js'
 import type { Percentiles } from '../report/stats.js'
 import type { expensesRollup } from '../synthetic/expenses.js'
-import type { TrackOptions, TrackReport } from './phases/track.js'
+import type { TrackOptions, TrackReport } from './track/track-report.js'
 
 /** Parameters of a rollup-bench run. */
 export interface RollupBenchOptions {

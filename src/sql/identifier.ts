@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { InvalidIdentifierError } from '../errors.js'
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/
@@ -35,4 +36,19 @@ export function assertQualifiedName(name: unknown, what: string): { schema?: str
     return { schema: assertIdentifier(parts[0], what), name: assertIdentifier(parts[1], what) }
   }
   throw new InvalidIdentifierError(name, what)
+}
+
+const MAX_IDENTIFIER = 63
+
+/** A name that fits PostgreSQL's 63-byte identifiers: `base_suffix`, `base` shortened with a hash if needed. */
+export function fitIdentifier(base: string, suffix: string): string {
+  const name = `${base}_${suffix}`
+  if (name.length <= MAX_IDENTIFIER) return name
+  const hash = shortHash(base, 8)
+  return `${base.slice(0, MAX_IDENTIFIER - suffix.length - hash.length - 2)}_${hash}_${suffix}`
+}
+
+/** A stable lower-case hex hash of `value`, `length` characters long. */
+export function shortHash(value: string, length: number): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, length)
 }

@@ -1,42 +1,64 @@
 import { sql } from 'kysely'
-import { chunksTableSteps } from './chunks-table.js'
+import {
+  assertMetadataField,
+  buildIndex,
+  buildParameters,
+  chunksTableSteps,
+  createMetadataIndex,
+  DeclaredFields,
+  distributeStore,
+  hnswIndexDdl,
+  type IndexBuildOptions,
+  type IndexBuildResult,
+  IndexedTenants,
+  listMetadataIndexes,
+  type MetadataIndex,
+  type MetadataIndexOptions,
+  storeStats,
+  type StoreStats,
+  tenantPartition,
+  type TenantTuning,
+  TuningCache,
+} from './schema/index.js'
 import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
 import type { Database } from '../db/database.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/object-migrations.js'
 import { SchemaMismatchError } from '../errors.js'
 import { ensureVectorExtension } from '../db/server-info.js'
-import { bulkIngestWithIndexes, type BulkIngestOptions, type BulkIngestResult, type IngestRow } from './bulk-ingest.js'
-import { assertId } from './embedding.js'
-import { buildIndex, buildParameters, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
-import { storeIndexNames, tenantIndexName } from './index-names.js'
-import { resolveStoreConfig, type PgVectorStoreConfig, type ResolvedStoreConfig } from './store-config.js'
-import { renderStatements, type StoreStatements } from './store-sql.js'
-import { hnswIndexDdl, tenantPartition } from './hnsw-ddl.js'
-import { TenantStore } from './tenant-store.js'
-import { distributeStore } from './citus-distribution.js'
-import { IndexedTenants } from './indexed-tenants.js'
-import { TuningCache, type TenantTuning } from './tenant-tuning.js'
-import { QuerySampler, type QuerySampleFlush } from './query-sample.js'
-import { recallReport, type TenantRecallReport } from './recall-monitor.js'
-import { measureStoreRecall, type MeasureRecallOptions, type MeasureRecallResult } from './measure-recall.js'
-import { applyTenantTiers, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
-import { storeStats, type StoreStats } from './store-stats.js'
-import { renderFilteredStatements, type FilteredStatements } from './filtered-sql.js'
-import { FilterVerdicts } from './filter-verdicts.js'
+import { assertId, type BulkIngestOptions, type BulkIngestResult, bulkIngestWithIndexes, type IngestRow } from './ingest/index.js'
 import {
-  assertMetadataField,
-  createMetadataIndex,
-  DeclaredFields,
-  listMetadataIndexes,
-  type MetadataIndex,
-  type MetadataIndexOptions,
-} from './metadata-indexes.js'
+  type PgVectorStoreConfig,
+  renderStatements,
+  type ResolvedStoreConfig,
+  resolveStoreConfig,
+  storeIndexNames,
+  type StoreStatements,
+  tenantIndexName,
+} from './config/index.js'
+import {
+  type FilteredStatements,
+  FilterVerdicts,
+  type QuerySampleFlush,
+  QuerySampler,
+  renderFilteredStatements,
+  TenantStore,
+} from './tenant/index.js'
+import {
+  applyTenantTiers,
+  type MeasureRecallOptions,
+  type MeasureRecallResult,
+  measureStoreRecall,
+  type OptimizeOptions,
+  type OptimizeResult,
+  recallReport,
+  type TenantRecallReport,
+} from './tuning/index.js'
 import type { MetadataFieldType } from '../filter/metadata-field.js'
 
-export type { BulkIngestOptions, BulkIngestResult } from './bulk-ingest.js'
-export { DEFAULT_MAX_OWN_INDEXES, DEFAULT_OWN_INDEX_ABOVE, type OptimizeOptions, type OptimizeResult } from './tenant-tiers.js'
-export type { StoreStats } from './store-stats.js'
+export type { BulkIngestOptions, BulkIngestResult } from './ingest/index.js'
+export { DEFAULT_MAX_OWN_INDEXES, DEFAULT_OWN_INDEX_ABOVE, type OptimizeOptions, type OptimizeResult } from './tuning/index.js'
+export type { StoreStats } from './schema/index.js'
 
 /**
  * A tenant-scoped pgvector store. `open` creates the table if needed; `forTenant` is the only

@@ -1,50 +1,10 @@
-import { adoptDatabase, PgVectorStore, type Embedding, type TenantRecallReport } from '../../../src/index.js'
+import { adoptDatabase, PgVectorStore, type Embedding } from '../../../src/index.js'
 import { efSearchInUse, sampleQueries } from '../../../src/bench-kit.js'
 import { median } from '../../report/stats.js'
 import { LARGE_ABOVE } from '../tenant-classes.js'
 import { BENCH_TABLE, type RagRun } from '../rag-run.js'
 import { buildTiered } from './index.js'
-
-/** One tenant's recall on chunk samples and on held-out queries unlike its chunks, at one moment. */
-export interface RecallMoment {
-  /** The setting its searches used (null: the exact path). */
-  efSearch: number | null
-  querySource: 'recent' | 'given' | 'chunks' | null
-  chunkRecall: number
-  evalRecall: number
-  evalP50Ms: number
-  exactP50Ms: number
-  /** evalP50Ms ÷ exactP50Ms. */
-  p50ToExact: number
-}
-
-/** What the `queries` phase measured for one tenant. */
-export interface RealQueryTenant {
-  tenantId: string
-  chunks: number
-  trafficQueries: number
-  evalQueries: number
-  /** Median cosine distance from a query to its nearest chunk: chunk-sample queries beside the held-out ones. */
-  nearestChunkDistance: { chunkSample: number; evaluation: number }
-  before: RecallMoment
-  after: RecallMoment
-}
-
-/** The `queries` phase's report. */
-export interface RealQueriesReport {
-  queries: string
-  tenants: RealQueryTenant[]
-  /**
-   * The traffic's searches timed through a store with the query sample on and, alternating, the
-   * same query through the bench's store with it off (same settings): what sampling costs a search.
-   */
-  sampling: { searches: number; onP50Ms: number; offP50Ms: number; ratio: number }
-  /** optimize() after the traffic: seconds, and the tenants it re-tuned. */
-  retune: { seconds: number; tenants: string[] }
-  /** store.recallReport() after it. */
-  monitor: TenantRecallReport[]
-  method: string
-}
+import type { RealQueriesReport, RealQueryTenant, RecallMoment } from '../rag-report.js'
 
 /** Tenants measured at most (the largest with their own index). */
 const MAX_TENANTS = 8

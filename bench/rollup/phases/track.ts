@@ -1,36 +1,12 @@
 import { sql } from 'kysely'
 import { connect, type Database, type ProvisionedDatabase } from '../../../src/index.js'
 import { drainLog } from '../track/drain-log.js'
-import { measureDrainRate, measureStaleness, type DrainRate, type Staleness } from '../track/freshness.js'
+import { measureDrainRate, measureStaleness } from '../track/freshness.js'
 import { pgIvm, pgIvmSessionOptions, type PgIvm } from '../track/pg-ivm.js'
-import { measureDistinctError, measureFreshReads, type DistinctError, type FreshReadCost } from '../track/read-costs.js'
-import { measureWriteOverhead, pgIvmMode, type WriteOverhead } from '../track/write-overhead.js'
+import { measureDistinctError, measureFreshReads } from '../track/read-costs.js'
+import { measureWriteOverhead, pgIvmMode } from '../track/write-overhead.js'
 import { END, SCHEMA, SOURCE, TARGET, type RollupRun } from '../rollup-run.js'
-
-/** Parameters of the `--track` phase. */
-export interface TrackOptions {
-  /** Rows of each bulk write (INSERT … SELECT, UPDATE, DELETE, COPY). */
-  rows: number
-  /** Rounds of the write overhead (each mode once per round). */
-  rounds: number
-  /** Seconds of the staleness load. */
-  seconds: number
-  /** The staleness load's write transactions per second. */
-  writesPerSecond: number
-}
-
-/** What `--track` measured. */
-export interface TrackReport {
-  options: TrackOptions
-  /** pg_ivm's version when the server had it (the comparison), else null. */
-  pgIvm: string | null
-  writes: WriteOverhead[]
-  drain: DrainRate[]
-  staleness: Staleness
-  freshReads: FreshReadCost[]
-  distinct: DistinctError | null
-  method: string
-}
+import type { TrackOptions, TrackReport } from '../track/track-report.js'
 
 /**
  * Phase `--track`: the rollup's tracking measured on the seeded source — write overhead with and

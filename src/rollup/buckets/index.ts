@@ -1,0 +1,11 @@
+/**
+ * What a rollup does with its buckets: refreshing one or a range (refresh), tracking the source's
+ * writes and draining the buckets they dirtied (tracking), and reading them (read), over the
+ * context they share: the validated parts, the compiled statements, the locks (rollup-context).
+ *
+ * May import: ../schema, ../sql, ../config, src/db, src/sql, src/util, src/errors.ts.
+ */
+export * from './rollup-context.js' // parts, statements, locks and writes shared by every operation
+export * from './refresh.js' // refreshAt and rebuild
+export * from './tracking.js' // track, untrack, refreshDirty and drain
+export * from './read.js' // read and readQuery

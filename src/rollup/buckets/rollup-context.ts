@@ -1,0 +1,109 @@
+import { CompiledQuery, type Kysely } from 'kysely'
+import { Database } from '../../db/database.js'
+import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
+import { statementTemplate } from '../../sql/statement-template.js'
+import { resolveRollupConfig, type AtKind, type MonthlyRollupConfig, type RollupParts } from '../config/index.js'
+import { checkRollupOnServer } from '../schema/index.js'
+import { rebuildStatement, refreshStatement } from '../sql/index.js'
+
+/** The refresh and rebuild statements for one kind of `at` column, compiled once each. */
+export interface BucketStatements {
+  refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
+  rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
+}
+
+/**
+ * What every operation of one rollup shares: its validated parts, what the server said about them
+ * (checked once, the first time it succeeds), its statements compiled per `at` column kind, its
+ * bucket locks, and how it writes (in the caller's transaction, or its own).
+ *
+ * ### Examples
+ * ```ts
+ * const ctx = new RollupContext(config)
+ * const { refresh } = ctx.statementsFor(await ctx.validate(db))
+ * ```
+ */
+export class RollupContext {
+  readonly parts: RollupParts
+  readonly lockClass: number
+  #validated: Promise<AtKind> | undefined
+  /** The `at` column's kind once the server said it (what a fresh read's month bounds need). */
+  atKind: AtKind | undefined
+  #fragmentsInlinable: boolean | undefined
+  readonly #statements = new Map<AtKind, BucketStatements>()
+
+  constructor(config: MonthlyRollupConfig) {
+    this.parts = resolveRollupConfig(config)
+    this.lockClass = int32Hash(`pgscale.rollup:${this.parts.target.qualified}`)
+  }
+
+  /** The refresh and rebuild statements for the `at` column's type, compiled once each. */
+  statementsFor(atKind: AtKind): BucketStatements {
+    let statements = this.#statements.get(atKind)
+    if (!statements) {
+      const parts = { ...this.parts, atKind }
+      statements = {
+        refresh: statementTemplate(['tenant', 'month'], (v) => refreshStatement(parts, v.tenant, v.month)),
+        rebuild: statementTemplate(['tenant', 'months'], (v) => rebuildStatement(parts, v.tenant, v.months)),
+      }
+      this.#statements.set(atKind, statements)
+    }
+    return statements
+  }
+
+  /** Checks once (the first time it succeeds) what only the server can; resolves to the `at` column's kind. */
+  validate(db: Kysely<any>): Promise<AtKind> {
+    if (!this.#validated) {
+      const done = checkRollupOnServer(db, this.parts).then((kind) => (this.atKind = kind))
+      this.#validated = done
+      done.catch(() => {
+        if (this.#validated === done) this.#validated = undefined
+      })
+    }
+    return this.#validated
+  }
+
+  /**
+   * Whether a refresh can be sent with its values inlined: the app's fragments (measures, where)
+   * carry no parameters and no `$` of their own, so every `$n` in the statement is one of pgscale's
+   * placeholders (tenant and month, a string or a number). Checked once.
+   */
+  inlinable(db: Kysely<any>): boolean {
+    this.#fragmentsInlinable ??= [...this.parts.measures.map((m) => m.expression), ...(this.parts.where ? [this.parts.where] : [])].every(
+      (fragment) => {
+        const compiled = fragment.compile(db)
+        return compiled.parameters.length === 0 && !compiled.sql.includes('$')
+      },
+    )
+    return this.#fragmentsInlinable
+  }
+
+  /** `SELECT pg_advisory_xact_lock(...)` on each month, in month order (no deadlocks between ranges). */
+  lockStatement(tenantId: string | number, months: readonly string[]): string {
+    return advisoryXactLock(
+      this.lockClass,
+      months.map((m) => int32Hash(`${String(tenantId)}:${m}`)),
+    )
+  }
+
+  /** Runs `prelude` then `statement` in the caller's transaction, or in one of its own. */
+  async write(db: Kysely<any>, prelude: string[], statement: CompiledQuery): Promise<void> {
+    if (db.isTransaction) {
+      for (const text of prelude) await db.executeQuery(CompiledQuery.raw(text))
+      await db.executeQuery(statement)
+    } else if (db instanceof Database) {
+      await db.withTransactionConnection((conn) => conn.executeQuery(statement), { prelude })
+    } else {
+      await db.transaction().execute(async (trx) => this.write(trx, prelude, statement))
+    }
+  }
+
+  /** Runs DDL in one transaction under the rollup's DDL lock (two `track` at once take turns). */
+  async ddl(db: Kysely<any>, statements: readonly string[]): Promise<void> {
+    const run = async (trx: Kysely<any>) => {
+      await trx.executeQuery(CompiledQuery.raw(advisoryXactLock(this.lockClass, [int32Hash('pgscale.rollup.track')])))
+      for (const text of statements) await trx.executeQuery(CompiledQuery.raw(text))
+    }
+    await (db.isTransaction ? run(db) : db.transaction().execute(run))
+  }
+}

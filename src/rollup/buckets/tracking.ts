@@ -1,0 +1,107 @@
+import { CompiledQuery, type Kysely } from 'kysely'
+import { InvalidArgumentError } from '../../errors.js'
+import { assertTenantId, type DrainOptions, type RefreshDirtyOptions } from '../config/index.js'
+import { assertTrackable, claimDirtyKeys, pendingDirtyRows, trackingDdl, untrackingDdl } from '../schema/index.js'
+import type { RollupContext } from './rollup-context.js'
+
+/**
+ * Creates the dirty-key log and the source's triggers (idempotent; two at once take turns); a
+ * source Citus distributes is refused before anything is created.
+ *
+ * ### Examples
+ * ```ts
+ * await track(ctx, db)
+ * ```
+ */
+export async function track(ctx: RollupContext, db: Kysely<any>): Promise<void> {
+  const plain = db.withoutPlugins()
+  const atKind = await ctx.validate(plain)
+  await assertTrackable(plain, ctx.parts)
+  await ctx.ddl(plain, trackingDdl({ ...ctx.parts, atKind }))
+}
+
+/**
+ * Drops the triggers and their function; the log keeps its pending keys.
+ *
+ * ### Examples
+ * ```ts
+ * await untrack(ctx, db)
+ * ```
+ */
+export async function untrack(ctx: RollupContext, db: Kysely<any>): Promise<void> {
+  await ctx.ddl(db.withoutPlugins(), untrackingDdl(ctx.parts))
+}
+
+/**
+ * Claims up to `limit` log rows, refreshes their buckets (one set-based statement per tenant,
+ * locks in tenant and month order) and removes what it claimed, in one transaction.
+ *
+ * ### Examples
+ * ```ts
+ * await refreshDirty(ctx, db, { limit: 500 }) // { buckets: 12, remaining: 0 }
+ * ```
+ */
+export async function refreshDirty(
+  ctx: RollupContext,
+  db: Kysely<any>,
+  options: RefreshDirtyOptions = {},
+): Promise<{ buckets: number; remaining: number }> {
+  const limit = options.limit ?? 1000
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
+    throw new InvalidArgumentError(`refreshDirty: limit must be an integer from 1 to 1000000, got ${String(options.limit)}`)
+  const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId)
+  const plain = db.withoutPlugins()
+  const { rebuild } = ctx.statementsFor(await ctx.validate(plain))
+  const run = async (trx: Kysely<any>) => {
+    const keys = await claimDirtyKeys(trx, ctx.parts, { limit, tenantId })
+    const byTenant = new Map<string, { tenantId: string | number; months: string[] }>()
+    for (const k of keys) {
+      const group = byTenant.get(String(k.tenantId)) ?? { tenantId: k.tenantId, months: [] }
+      group.months.push(k.month)
+      byTenant.set(String(k.tenantId), group)
+    }
+    if (keys.length) await trx.executeQuery(CompiledQuery.raw('SET LOCAL jit = off'))
+    for (const group of byTenant.values()) {
+      await trx.executeQuery(CompiledQuery.raw(ctx.lockStatement(group.tenantId, group.months)))
+      await trx.executeQuery(rebuild({ tenant: group.tenantId, months: group.months }))
+    }
+    return { buckets: keys.length, remaining: await pendingDirtyRows(trx, ctx.parts, tenantId) }
+  }
+  return plain.isTransaction ? run(plain) : plain.transaction().execute(run)
+}
+
+/**
+ * {@link refreshDirty} until the log is empty, then waits `intervalMs` and looks again, until
+ * `signal` aborts; resolves to the buckets refreshed.
+ *
+ * ### Examples
+ * ```ts
+ * await drain(ctx, db, { intervalMs: 500, signal })
+ * ```
+ */
+export async function drain(ctx: RollupContext, db: Kysely<any>, options: DrainOptions = {}): Promise<{ buckets: number }> {
+  const intervalMs = options.intervalMs ?? 1000
+  if (!(intervalMs >= 0) || !Number.isFinite(intervalMs)) throw new InvalidArgumentError('drain: intervalMs must be a number ≥ 0')
+  let buckets = 0
+  while (!options.signal?.aborted) {
+    const done = await refreshDirty(ctx, db, options)
+    buckets += done.buckets
+    // Nothing left, or nothing this drainer could claim (others hold the rest): wait before looking again.
+    if (done.remaining === 0 || done.buckets === 0) await sleep(intervalMs, options.signal)
+  }
+  return { buckets }
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}

@@ -1,0 +1,93 @@
+import type { RawBuilder } from 'kysely'
+import { InvalidArgumentError } from '../../errors.js'
+import { assertIdentifier, assertQualifiedName } from '../../sql/identifier.js'
+import { quoteQualified } from '../../sql/quote.js'
+import { assertTimeZone } from './local-month.js'
+import type { RollupParts, RollupTable } from './rollup-parts.js'
+
+/** Configuration of a `MonthlyRollup`. */
+export interface MonthlyRollupConfig {
+  /** The source table (`expenses` or `schema.expenses`). */
+  source: string
+  /** The rollup table from {@link rollupTable}. */
+  target: RollupTable
+  /**
+   * The source's time column: `timestamptz` (instants), `timestamp` (wall-clock times in `zone`)
+   * or `date` (calendar dates in `zone`). Checked on the server; any other type is refused.
+   */
+  at: string
+  /** The source's tenant column. */
+  tenant: string
+  /** Source columns to group by; the target's group columns, same names. */
+  groupBy: readonly string[]
+  /** Aggregate expressions per target measure, as Kysely `sql` fragments: `{ total: sql\`sum(amount)\` }`. */
+  measures: Readonly<Record<string, RawBuilder<unknown>>>
+  /** Which source rows count, as a Kysely `sql` fragment: `sql\`status <> 'cancelled'\``. */
+  where?: RawBuilder<unknown>
+  /** The IANA zone whose local months are the buckets, e.g. `America/Mexico_City`. */
+  zone: string
+}
+
+/**
+ * Validates a rollup's configuration into the parts its statements are built from: identifiers
+ * checked, the source quoted, the group columns matching the target's, one aggregate fragment per
+ * target measure, the zone an IANA name. The `at` column's kind is read later, on the server.
+ *
+ * ### Examples
+ * ```ts
+ * const parts = resolveRollupConfig({ source: 'expenses', target, at: 'paid_at', tenant: 'tenant_id', groupBy: ['category'], measures, zone: 'UTC' })
+ * ```
+ */
+export function resolveRollupConfig(config: MonthlyRollupConfig): RollupParts {
+  if (config === null || typeof config !== 'object') throw new InvalidArgumentError('MonthlyRollup needs a configuration object')
+  const { target } = config
+  if (!target || typeof target.qualified !== 'string' || !Array.isArray(target.measures)) {
+    throw new InvalidArgumentError('MonthlyRollup: target must be a table declared with rollupTable()')
+  }
+  const source = assertQualifiedName(config.source, 'source table')
+  const at = assertIdentifier(config.at, 'at column')
+  const tenant = assertIdentifier(config.tenant, 'tenant column')
+  if (!Array.isArray(config.groupBy)) throw new InvalidArgumentError('MonthlyRollup: groupBy must be an array of column names')
+  const groupBy = config.groupBy.map((g) => assertIdentifier(g, 'groupBy column'))
+  const targetGroups = target.groupBy.map((g) => g.name)
+  if (groupBy.join() !== targetGroups.join()) {
+    throw new InvalidArgumentError(
+      `MonthlyRollup: groupBy [${groupBy}] must be the target's group columns [${targetGroups}], in that order`,
+    )
+  }
+  const measures = target.measures.map(({ name }) => {
+    const expression = config.measures?.[name]
+    if (!isSqlFragment(expression)) {
+      throw new InvalidArgumentError(
+        `MonthlyRollup: measure ${name} needs an aggregate expression as a Kysely sql fragment, e.g. sql\`sum(amount)\``,
+      )
+    }
+    return { name, expression }
+  })
+  const extra = Object.keys(config.measures ?? {}).filter((m) => !target.measures.some((t) => t.name === m))
+  if (extra.length) throw new InvalidArgumentError(`MonthlyRollup: measures ${extra.join(', ')} are not columns of ${target.name}`)
+  if (config.where !== undefined && !isSqlFragment(config.where)) {
+    throw new InvalidArgumentError("MonthlyRollup: where must be a Kysely sql fragment, e.g. sql`status <> 'cancelled'`")
+  }
+  const zone = assertTimeZone(config.zone)
+  return {
+    source: quoteQualified(source.schema, source.name),
+    target,
+    at,
+    tenant,
+    groupBy,
+    measures,
+    where: config.where,
+    zone,
+    atKind: 'timestamptz',
+  }
+}
+
+function isSqlFragment(value: unknown): value is RawBuilder<unknown> {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function' &&
+    typeof (value as { compile?: unknown }).compile === 'function'
+  )
+}

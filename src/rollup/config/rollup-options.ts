@@ -1,0 +1,65 @@
+import { InvalidArgumentError } from '../../errors.js'
+import type { PercentileRequest } from './sketch-expressions.js'
+
+/** Options of {@link MonthlyRollup.refreshAt}. */
+export interface RefreshAtOptions {
+  tenantId: string | number
+  /** Any moment in the bucket's local month (a Date, ISO string or epoch ms). */
+  moment: Date | string | number
+}
+
+/** Options of {@link MonthlyRollup.rebuild}. */
+export interface RebuildOptions {
+  tenantId: string | number
+  /** First moment of the range (its local month is the first rebuilt). */
+  since: Date | string | number
+  /** Last moment of the range (its local month is the last rebuilt). */
+  until: Date | string | number
+}
+
+/** Options of {@link MonthlyRollup.refreshDirty}. */
+export interface RefreshDirtyOptions {
+  /** At most this many log rows claimed (default 1000); their distinct keys are the buckets refreshed. */
+  limit?: number
+  /** Only this tenant's keys. */
+  tenantId?: string | number
+}
+
+/** Options of {@link MonthlyRollup.drain}. */
+export interface DrainOptions extends RefreshDirtyOptions {
+  /** Wait this long when the log is empty before looking again (default 1000 ms). */
+  intervalMs?: number
+  /** Stops the loop (after the refresh in flight commits). */
+  signal?: AbortSignal
+}
+
+/** Options of {@link MonthlyRollup.read}. */
+export interface ReadOptions {
+  tenantId: string | number
+  /** First month (any moment in it, or `'YYYY-MM'`). */
+  from: Date | string | number
+  /** Last month, inclusive. */
+  to: Date | string | number
+  /** Keep only these group columns, re-aggregating the measures over the others (`[]`: one row per month). */
+  groupBy?: readonly string[]
+  /**
+   * Months the dirty-key log holds (tracked writes not drained yet) are aggregated live from the
+   * source instead of read from the rollup table, in the same statement: right after a committed
+   * write, without waiting for a drain. Needs `track` to have run.
+   */
+  fresh?: boolean
+  /** One row per group for the whole range (the measures combined over its months; `month` is `'YYYY-MM..YYYY-MM'`). */
+  combineMonths?: boolean
+  /** The percentiles to return for each `'tdigest'` measure (`approxPercentiles`): `{ latency: [0.5, 0.95] }`. */
+  percentiles?: PercentileRequest
+}
+
+/** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
+export type RollupRow = { month: string } & Record<string, unknown>
+
+/** Checks a tenant id: a non-empty string (at most 256 characters) or a safe integer. */
+export function assertTenantId(value: unknown): string | number {
+  if ((typeof value === 'string' && value.length > 0 && value.length <= 256) || (typeof value === 'number' && Number.isSafeInteger(value)))
+    return value
+  throw new InvalidArgumentError(`tenantId must be a non-empty string or a safe integer, got ${JSON.stringify(value)}`)
+}

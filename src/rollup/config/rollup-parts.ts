@@ -1,0 +1,57 @@
+import type { Migration, Kysely, RawBuilder } from 'kysely'
+
+/** Declaration of a rollup table: its group columns and measure columns with their types. */
+export interface RollupTableConfig {
+  /** Group columns and their types, e.g. `{ category: 'varchar(64)' }`. */
+  groupBy: Readonly<Record<string, string>>
+  /** Measure columns and their types, e.g. `{ total: 'numeric(14,2)', count: 'integer' }`; `'hll'` / `'tdigest'` hold sketches (`approxCountDistinct`, `approxPercentiles`). */
+  measures: Readonly<Record<string, string>>
+  /** Type of `tenant_id`; match the source's. Default `text`. */
+  tenantType?: string
+}
+
+/** A declared rollup table: one row per `(tenant_id, month, ...groups)`. */
+export interface RollupTable {
+  /** The name as given (`expenses_monthly` or `schema.expenses_monthly`). */
+  readonly name: string
+  /** Quoted, safe to interpolate. */
+  readonly qualified: string
+  readonly groupBy: ReadonlyArray<{ name: string; type: string }>
+  readonly measures: ReadonlyArray<{ name: string; type: string }>
+  readonly tenantType: string
+  /**
+   * Creates the table if missing (idempotent).
+   *
+   * ### Examples
+   * ```ts
+   * await expensesMonthly.create(db)
+   * ```
+   */
+  create(db: Kysely<any>): Promise<void>
+  /**
+   * The same as a Kysely migration, for apps that use the Migrator.
+   *
+   * ### Examples
+   * ```ts
+   * const migrations = { '2025-01-expenses-monthly': expensesMonthly.migration() }
+   * ```
+   */
+  migration(): Migration
+}
+
+/** How the source's time column is compared with a local month's bounds. */
+export type AtKind = 'timestamptz' | 'timestamp' | 'date'
+
+/** The validated parts a rollup's statements are built from. */
+export interface RollupParts {
+  source: string
+  target: RollupTable
+  at: string
+  tenant: string
+  groupBy: readonly string[]
+  measures: ReadonlyArray<{ name: string; expression: RawBuilder<unknown> }>
+  where?: RawBuilder<unknown>
+  zone: string
+  /** The `at` column's type: instants (`timestamptz`), wall-clock times or dates in `zone`. */
+  atKind: AtKind
+}

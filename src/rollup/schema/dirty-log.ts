@@ -1,0 +1,148 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { hasCitusExtension } from '../../db/database.js'
+import { SchemaMismatchError } from '../../errors.js'
+import { sqlTextConstant } from '../../filter/metadata-field.js'
+import { dirtyKeyNames, type AtKind, type RollupParts } from '../config/index.js'
+
+/** The local month (a `date`) of the `at` value `column` in `zone`, in SQL text (the zone rendered by a proven-safe constant). */
+function monthOfColumn(kind: AtKind, column: string, zone: string): string {
+  if (kind === 'timestamptz') return `date_trunc('month', ${column} at time zone ${sqlTextConstant(zone)})::date`
+  return `date_trunc('month', ${column})::date`
+}
+
+/**
+ * The DDL that makes every write to the source mark its `(tenant, local month)` keys dirty in the
+ * writer's own transaction: the log (no key, no unique constraint: writers of the same key never
+ * wait on each other; a rolled-back write leaves nothing), its index, one plpgsql function and a
+ * statement-level trigger per event with transition tables — INSERT (and COPY) marks the new rows'
+ * keys, UPDATE the old and the new (a row that moves month or tenant), DELETE the old, TRUNCATE
+ * every bucket the rollup holds. Rows the rollup's `where` leaves out are marked too (a
+ * conservative mark costs one refresh). The function keeps the `search_path` of the session that
+ * tracked (`set search_path from current`): the log and the rollup table resolve as they did for
+ * the rollup, whatever the writer's path. Idempotent (`if not exists`, `create or replace`).
+ *
+ * ### Examples
+ * ```ts
+ * for (const statement of trackingDdl({ ...parts, atKind: 'timestamptz' })) await sql.raw(statement).execute(db)
+ * ```
+ */
+export function trackingDdl(parts: RollupParts): string[] {
+  const n = dirtyKeyNames(parts)
+  const tenant = `"${parts.tenant}"`
+  const at = `"${parts.at}"`
+  const keysOf = (rows: string) =>
+    `select ${tenant}::${parts.target.tenantType}, ${monthOfColumn(parts.atKind, at, parts.zone)} from ${rows} where ${at} is not null and ${tenant} is not null`
+  const mark = (select: string) => `insert into ${n.log} (tenant_id, month) select distinct k.t, k.m from (${select}) as k(t, m);`
+  const body = `
+begin
+  if tg_op = 'INSERT' then
+    ${mark(keysOf('pgscale_new'))}
+  elsif tg_op = 'UPDATE' then
+    ${mark(`${keysOf('pgscale_old')} union all ${keysOf('pgscale_new')}`)}
+  elsif tg_op = 'DELETE' then
+    ${mark(keysOf('pgscale_old'))}
+  else
+    ${mark(`select tenant_id, month from ${parts.target.qualified}`)}
+  end if;
+  return null;
+end`
+  const source = parts.source
+  return [
+    `create table if not exists ${n.log} (tenant_id ${parts.target.tenantType} not null, month date not null, marked_at timestamptz not null default now())`,
+    `create index if not exists "${n.logIndex}" on ${n.log} (tenant_id, month)`,
+    `create or replace function ${n.fn}() returns trigger language plpgsql set search_path from current as $pgscale_track$${body}$pgscale_track$`,
+    `create or replace trigger "${n.triggers.insert}" after insert on ${source} referencing new table as pgscale_new for each statement execute function ${n.fn}()`,
+    `create or replace trigger "${n.triggers.update}" after update on ${source} referencing old table as pgscale_old new table as pgscale_new for each statement execute function ${n.fn}()`,
+    `create or replace trigger "${n.triggers.delete}" after delete on ${source} referencing old table as pgscale_old for each statement execute function ${n.fn}()`,
+    `create or replace trigger "${n.triggers.truncate}" after truncate on ${source} for each statement execute function ${n.fn}()`,
+  ]
+}
+
+/**
+ * The DDL that stops tracking: the triggers and the function go; the log stays, with the keys
+ * still pending (a later `track` or `refreshDirty` drains them).
+ *
+ * ### Examples
+ * ```ts
+ * for (const statement of untrackingDdl(parts)) await sql.raw(statement).execute(db)
+ * ```
+ */
+export function untrackingDdl(parts: RollupParts): string[] {
+  const n = dirtyKeyNames(parts)
+  return [...Object.values(n.triggers).map((t) => `drop trigger if exists "${t}" on ${parts.source}`), `drop function if exists ${n.fn}()`]
+}
+
+/** The log rows of one tenant (`true` for all). */
+function ofTenant(parts: RollupParts, tenantId: string | number | undefined): RawBuilder<unknown> {
+  return tenantId === undefined ? sql`true` : sql`tenant_id = ${tenantId}::${sql.raw(parts.target.tenantType)}`
+}
+
+/** A claimed dirty key: a tenant's local month (`YYYY-MM-01`). */
+export interface DirtyKey {
+  tenantId: string | number
+  month: string
+}
+
+/**
+ * Claims and removes up to `limit` rows of the log — rows another drainer holds are skipped
+ * (`FOR UPDATE SKIP LOCKED`) — in the caller's transaction, and returns their distinct keys,
+ * ordered by tenant and month (the order every drainer locks buckets in). Rolled back with the
+ * transaction: a drainer that dies leaves its keys to the next one.
+ *
+ * ### Examples
+ * ```ts
+ * const keys = await claimDirtyKeys(trx, parts, { limit: 1000 })
+ * ```
+ */
+export async function claimDirtyKeys(
+  trx: Kysely<any>,
+  parts: RollupParts,
+  options: { limit: number; tenantId?: string | number },
+): Promise<DirtyKey[]> {
+  const log = sql.raw(dirtyKeyNames(parts).log)
+  const byTenant = ofTenant(parts, options.tenantId)
+  const { rows } = await sql<{ tenant_id: string | number; month: string }>`
+    with claimed as (
+      delete from ${log} where ctid = any(array(
+        select ctid from ${log} where ${byTenant} limit ${options.limit} for update skip locked))
+      returning tenant_id, month
+    )
+    select distinct tenant_id, to_char(month, 'YYYY-MM-DD') as month from claimed order by tenant_id, month`.execute(trx)
+  return rows.map((r) => ({ tenantId: r.tenant_id, month: r.month }))
+}
+
+/**
+ * How many log rows are pending (of one tenant, or all), as this transaction sees them.
+ *
+ * ### Examples
+ * ```ts
+ * await pendingDirtyRows(db, parts) // 0 once drained
+ * ```
+ */
+export async function pendingDirtyRows(db: Kysely<any>, parts: RollupParts, tenantId?: string | number): Promise<number> {
+  const log = sql.raw(dirtyKeyNames(parts).log)
+  const byTenant = ofTenant(parts, tenantId)
+  const { rows } = await sql<{ n: string }>`select count(*)::text as n from ${log} where ${byTenant}`.execute(db)
+  return Number(rows[0]?.n ?? 0)
+}
+
+/**
+ * Refuses to track a source Citus distributes: Citus runs no triggers on distributed tables (only
+ * with `citus.enable_unsafe_triggers`, and then on the shards, where the coordinator's log is out
+ * of reach), so tracking would fail or miss writes. A typed error before anything is created.
+ *
+ * ### Examples
+ * ```ts
+ * await assertTrackable(db, parts) // throws SchemaMismatchError on a distributed source
+ * ```
+ */
+export async function assertTrackable(db: Kysely<any>, parts: RollupParts): Promise<void> {
+  if (!(await hasCitusExtension(db))) return
+  const { rows } = await sql<{ distributed: boolean }>`
+    select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${parts.source})) as distributed`.execute(db)
+  if (rows[0]?.distributed)
+    throw new SchemaMismatchError(
+      `rollup.track: ${parts.source} is distributed by Citus, which runs no triggers on distributed tables (with citus.enable_unsafe_triggers ` +
+        `they would run on the shards, where the dirty-key log is out of reach): keep ${parts.source}'s rollup fresh with refreshAt after writes and rebuild`,
+    )
+}

@@ -1,0 +1,77 @@
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { InvalidArgumentError } from '../../errors.js'
+import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
+import { quoteQualified } from '../../sql/quote.js'
+import { assertColumnType, sketchKind, type RollupTable, type RollupTableConfig } from '../config/index.js'
+import { ensureSketchExtensions } from './sketch-extensions.js'
+
+/**
+ * Declares a rollup table: `tenant_id`, `month` (a `date`, the first day of the local month), the
+ * group columns and the measure columns, unique on `(tenant_id, month, ...groups)` — led by the
+ * tenant, so it can be distributed by tenant (Citus) later. Null groups are one group
+ * (`NULLS NOT DISTINCT`, PostgreSQL 15+).
+ *
+ * ### Examples
+ * ```ts
+ * const expensesMonthly = rollupTable('expenses_monthly', {
+ *   groupBy: { category: 'varchar(64)' },
+ *   measures: { total: 'numeric(14,2)', count: 'integer' },
+ * })
+ * await expensesMonthly.create(db)
+ * ```
+ */
+export function rollupTable(name: string, config: RollupTableConfig): RollupTable {
+  const { schema, name: table } = assertQualifiedName(name, 'rollup table name')
+  if (config === null || typeof config !== 'object') throw new InvalidArgumentError('rollupTable needs { groupBy, measures }')
+  const columns = (record: unknown, kind: string, allowSketches = false) => {
+    if (record === null || typeof record !== 'object' || Array.isArray(record))
+      throw new InvalidArgumentError(`rollupTable: ${kind} must be an object of column types`)
+    return Object.entries(record as Record<string, unknown>).map(([column, type]) => ({
+      name: assertIdentifier(column, `${kind} column`),
+      type: assertColumnType(type, `${kind} column ${column}`, { sketches: allowSketches }),
+    }))
+  }
+  const groupBy = columns(config.groupBy, 'groupBy')
+  const measures = columns(config.measures, 'measures', true)
+  if (measures.length === 0) throw new InvalidArgumentError('rollupTable: declare at least one measure')
+  const all = ['tenant_id', 'month', ...groupBy.map((g) => g.name), ...measures.map((m) => m.name)]
+  const duplicate = all.find((c, i) => all.indexOf(c) !== i)
+  if (duplicate) throw new InvalidArgumentError(`rollupTable: column ${duplicate} is declared twice (tenant_id and month are implicit)`)
+  const tenantType = assertColumnType(config.tenantType ?? 'text', 'tenantType')
+  const qualified = quoteQualified(schema, table)
+
+  const sketches = measures.flatMap((m) => sketchKind(m.type) ?? [])
+  const create = async (db: Kysely<any>) => {
+    if (sketches.length) await ensureSketchExtensions(db, sketches)
+    const definitions = [
+      `tenant_id ${tenantType} not null`,
+      'month date not null',
+      ...groupBy.map((g) => `"${g.name}" ${g.type}`),
+      ...measures.map((m) => `"${m.name}" ${m.type}`),
+      `constraint "${fitIdentifier(table, 'key')}" unique nulls not distinct (tenant_id, month${groupBy.map((g) => `, "${g.name}"`).join('')})`,
+      `constraint "${fitIdentifier(table, 'month_is_first_day')}" check (extract(day from month) = 1)`,
+    ]
+    await sql.raw(`create table if not exists ${qualified} (\n  ${definitions.join(',\n  ')}\n)`).execute(db)
+  }
+  return {
+    name,
+    qualified,
+    groupBy,
+    measures,
+    tenantType,
+    create,
+    migration: () => ({
+      up: create,
+      down: async (db: Kysely<any>) => void (await sql.raw(`drop table if exists ${qualified}`).execute(db)),
+    }),
+  }
+}
+
+/** A table's columns as the database has them, to check a declaration against an existing table. */
+export async function existingColumns(db: Database, qualified: string): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select attname as name from pg_attribute
+    where attrelid = to_regclass(${qualified}) and attnum > 0 and not attisdropped order by attnum`.execute(db)
+  return rows.map((r) => r.name)
+}

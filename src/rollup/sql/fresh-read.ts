@@ -1,0 +1,34 @@
+import { sql, type RawBuilder } from 'kysely'
+import { dirtyKeyNames, type RollupParts } from '../config/index.js'
+import { monthBounds, sourceBuckets, targetColumnList } from './rollup-sql.js'
+
+/**
+ * The rows a fresh read reads, as a subquery shaped like the rollup table (`tenant_id`, `month`,
+ * the groups, the measures in their declared types): the stored rows of the tenant's clean months
+ * from `from` to `to`, and for each month the dirty-key log holds, the bucket aggregated live from
+ * the source (a range scan of its `(tenant, at)` index per dirty month). One statement, one
+ * snapshot: a committed write's rows and its log row are both in it, or neither; a drain's refresh
+ * and its removal of the log row likewise — so the result equals a from-scratch aggregate of the
+ * snapshot, whether or not a drain has run.
+ *
+ * ### Examples
+ * ```ts
+ * sql`select * from ${freshRollupRows(parts, 42, '2025-01-01', '2025-12-01')} as r`
+ * ```
+ */
+export function freshRollupRows(p: RollupParts, tenantId: unknown, from: string, to: string): RawBuilder<unknown> {
+  const log = sql.raw(dirtyKeyNames(p).log)
+  const tenant = sql`${tenantId}::${sql.raw(p.target.tenantType)}`
+  const columns = targetColumnList(p)
+  return sql`(
+    with dirty as (
+      select distinct month from ${log} where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date
+    )
+    select ${columns} from ${sql.raw(p.target.qualified)}
+    where tenant_id = ${tenant} and month >= ${from}::date and month <= ${to}::date and month not in (select month from dirty)
+    union all
+    select ${tenant}, dirty.month, bucket.* from dirty cross join lateral (
+      ${sourceBuckets(p, tenantId, monthBounds(p, sql`dirty.month`), { castToTarget: true })}
+    ) as bucket
+  )`
+}

@@ -1,0 +1,19 @@
+/**
+ * The store's objects in the database: the chunks table's versioned DDL (chunks-table), HNSW
+ * index DDL and builds (hnsw-ddl, index-build), metadata expression indexes (metadata-indexes), Citus
+ * distribution and shard sizes (citus-distribution, shard-index-sizes), what the catalog says about
+ * them (store-catalog, indexed-tenants, store-stats), and the per-tenant tuning records
+ * (tenant-tuning). Nothing here reads or writes a tenant's chunks.
+ *
+ * May import: ../config, src/db, src/filter, src/sql, src/util, src/errors.ts.
+ */
+export * from './chunks-table.js' // the chunks table's versioned steps
+export * from './hnsw-ddl.js' // the HNSW CREATE INDEX
+export * from './index-build.js' // index builds, progress, concurrently
+export * from './metadata-indexes.js' // expression indexes for filtered fields
+export * from './citus-distribution.js' // distribution by tenant on Citus
+export * from './shard-index-sizes.js' // a distributed table's index sizes
+export * from './store-catalog.js' // the table, its partitions and indexes from the catalog
+export * from './indexed-tenants.js' // which tenants an index serves
+export * from './store-stats.js' // rows, tenants and bytes
+export * from './tenant-tuning.js' // each tenant's tuned ef_search

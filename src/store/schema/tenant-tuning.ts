@@ -1,0 +1,124 @@
+import { sql } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { type ResolvedStoreConfig, tuningTable } from '../config/index.js'
+
+/** What `optimize({ targetRecall })` chose for one tenant, kept in the store's tuning table. */
+export interface TenantTuning {
+  tenantId: string
+  /** The `hnsw.ef_search` its searches use unless a call passes `efSearch`; null: the store's default. */
+  efSearch: number | null
+  /** Its searches take the exact path: no index setting met the target within the latency bound. */
+  exact: boolean
+  /** The tenant's chunks when it was tuned (re-tuned when that changes by more than `retuneAbove`). */
+  rowsAtTuning: number
+  targetRecall: number
+  /** Tie-aware recall@10 measured for the choice, on the tuning sample. */
+  recall: number
+  searchP50Ms: number | null
+  exactP50Ms: number | null
+  /** The index parameters, when tuning rebuilt the tenant's index. */
+  indexM: number | null
+  indexEfConstruction: number | null
+  tunedAt: Date
+  /** The queries it was tuned on: its recent real queries (the query sample), the ones `optimize({ queries })` gave, or its own chunks. */
+  querySource: 'recent' | 'given' | 'chunks'
+  /** How many queries the tuning measured. */
+  tuningQueries: number | null
+}
+
+/**
+ * The `ef_search` a tenant's searches use: its tuned one, the store's default when untuned (or
+ * tuned without one), null on the exact path.
+ *
+ * ### Examples
+ * ```ts
+ * efSearchInUse(await cache.get('acme'), config.defaultEfSearch) // 200
+ * ```
+ */
+export function efSearchInUse(tuning: TenantTuning | undefined, defaultEfSearch: number): number | null {
+  return tuning?.exact ? null : (tuning?.efSearch ?? defaultEfSearch)
+}
+
+/** How long a store trusts its cached tuning before reading the table again (another process may have tuned). */
+const CACHE_MS = 60_000
+
+/**
+ * The store's per-tenant tuning, cached in memory: a search reads the cache, not the table. The
+ * cache is read at `open()`, after `optimize()`, and again when older than a minute.
+ */
+export class TuningCache {
+  #byTenant = new Map<string, TenantTuning>()
+  #loadedAt = 0
+  #loading: Promise<void> | undefined
+
+  constructor(
+    private readonly db: Database,
+    private readonly config: ResolvedStoreConfig,
+  ) {}
+
+  /**
+   * The tenant's tuning, if it has one. A stale cache is read again through `via` (a handle inside
+   * an app's transaction reads through that transaction: on PGlite's one connection, another
+   * reader would wait for the transaction that waits for it).
+   */
+  async get(tenantId: string, via: Database = this.db): Promise<TenantTuning | undefined> {
+    if (performance.now() - this.#loadedAt > CACHE_MS) await this.reload(via)
+    return this.#byTenant.get(tenantId)
+  }
+
+  /** Every tenant's tuning. */
+  async all(): Promise<TenantTuning[]> {
+    await this.reload()
+    return [...this.#byTenant.values()]
+  }
+
+  /** Reads the table again (one reader at a time). */
+  reload(via: Database = this.db): Promise<void> {
+    this.#loading ??= this.#read(via).finally(() => (this.#loading = undefined))
+    return this.#loading
+  }
+
+  async #read(via: Database): Promise<void> {
+    const { rows } = await sql<Record<string, unknown>>`
+      select tenant_id, ef_search, exact, rows_at_tuning, target_recall, recall, search_p50_ms, exact_p50_ms,
+        index_m, index_ef_construction, tuned_at, query_source, tuning_queries
+      from ${sql.raw(tuningTable(this.config))}`.execute(via)
+    this.#byTenant = new Map(rows.map((r) => [String(r.tenant_id), fromRow(r)]))
+    this.#loadedAt = performance.now()
+  }
+
+  /** Records a tenant's tuning (an upsert keyed by the tenant) and updates the cache. */
+  async save(tuning: TenantTuning): Promise<void> {
+    await sql`
+      insert into ${sql.raw(tuningTable(this.config))} (tenant_id, ef_search, exact, rows_at_tuning, target_recall, recall,
+        search_p50_ms, exact_p50_ms, index_m, index_ef_construction, tuned_at, query_source, tuning_queries)
+      values (${tuning.tenantId}, ${tuning.efSearch}, ${tuning.exact}, ${tuning.rowsAtTuning}, ${tuning.targetRecall}, ${tuning.recall},
+        ${tuning.searchP50Ms}, ${tuning.exactP50Ms}, ${tuning.indexM}, ${tuning.indexEfConstruction}, ${tuning.tunedAt},
+        ${tuning.querySource}, ${tuning.tuningQueries})
+      on conflict (tenant_id) do update set ef_search = excluded.ef_search, exact = excluded.exact,
+        rows_at_tuning = excluded.rows_at_tuning, target_recall = excluded.target_recall, recall = excluded.recall,
+        search_p50_ms = excluded.search_p50_ms, exact_p50_ms = excluded.exact_p50_ms, index_m = excluded.index_m,
+        index_ef_construction = excluded.index_ef_construction, tuned_at = excluded.tuned_at,
+        query_source = excluded.query_source, tuning_queries = excluded.tuning_queries`.execute(this.db)
+    this.#byTenant.set(tuning.tenantId, tuning)
+  }
+}
+
+function fromRow(r: Record<string, unknown>): TenantTuning {
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v))
+  return {
+    tenantId: String(r.tenant_id),
+    efSearch: num(r.ef_search),
+    exact: r.exact === true,
+    rowsAtTuning: Number(r.rows_at_tuning),
+    targetRecall: Number(r.target_recall),
+    recall: Number(r.recall),
+    searchP50Ms: num(r.search_p50_ms),
+    exactP50Ms: num(r.exact_p50_ms),
+    indexM: num(r.index_m),
+    indexEfConstruction: num(r.index_ef_construction),
+    tunedAt: r.tuned_at instanceof Date ? r.tuned_at : new Date(String(r.tuned_at)),
+    querySource: r.query_source === 'recent' || r.query_source === 'given' ? r.query_source : 'chunks',
+    tuningQueries: num(r.tuning_queries),
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * One tenant's reads and writes: the handle `forTenant` returns (tenant-store), its filtered
+ * search and what `auto` learned about filters (filtered-search, filtered-sql, filter-verdicts), the
+ * metadata reads and deletes (metadata-queries), what a filter-taking module needs (tenant-scope),
+ * and the sample of query embeddings its searches record (query-sample). Every statement here
+ * carries `tenant_id = $1`.
+ *
+ * May import: ../ingest, ../schema, ../config, src/db, src/filter, src/sql, src/util, src/errors.ts.
+ */
+export * from './tenant-store.js' // the tenant handle
+export * from './tenant-scope.js' // what filter-taking modules need
+export * from './filtered-search.js' // the filtered walk or exact path
+export * from './filtered-sql.js' // statements that take a compiled filter
+export * from './filter-verdicts.js' // remembered filter verdicts
+export * from './metadata-queries.js' // find, count and deleteWhere
+export * from './query-sample.js' // the sample of query embeddings

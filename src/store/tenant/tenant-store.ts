@@ -1,0 +1,456 @@
+import type { QuerySampler } from './query-sample.js'
+import { CompiledQuery, type QueryResult } from 'kysely'
+import type { Database } from '../../db/database.js'
+import type { LocalSettings } from '../../db/local-settings.js'
+import { InvalidArgumentError } from '../../errors.js'
+import { advisoryXactLock, advisoryXactLockShared, int32Hash } from '../../sql/advisory-lock.js'
+import {
+  assertEmbedding,
+  assertId,
+  assertK,
+  assertMetadata,
+  type Embedding,
+  type IngestOptions,
+  type IngestResult,
+  ingestRows,
+  type TenantIngestRow,
+  toVectorLiteral,
+} from '../ingest/index.js'
+import { matchesEverything, parseFilter, type MetadataFilter } from '../../filter/filter-tree.js'
+import { DEFAULT_EXACT_BELOW, exactFiltered, filteredSearch, type FilterStrategy } from './filtered-search.js'
+import { countChunks, deleteMatching, findChunks, type FindOptions, type FindResult } from './metadata-queries.js'
+import { compileForScope, type TenantScope } from './tenant-scope.js'
+import type { FilteredStatements } from './filtered-sql.js'
+import type { DeclaredFields, IndexedTenants, TuningCache } from '../schema/index.js'
+import type { FilterVerdicts } from './filter-verdicts.js'
+import { assertEfSearch, type ResolvedStoreConfig, type StoreStatements } from '../config/index.js'
+import { assertIntegerIn } from '../../util/assert-integer.js'
+import { arrayText, inlineParameters } from '../../sql/literal.js'
+
+/** One chunk of a document, as `replaceDocument` takes it. */
+export interface ChunkInput {
+  /** The text (indexed for full-text search). */
+  content: string
+  /** Its embedding: `dimensions` finite numbers. */
+  embedding: Embedding
+  /** Any JSON object; filters (`search(..., { filter })`, `find`, `count`, `deleteWhere`) match it. */
+  metadata?: Record<string, unknown>
+}
+
+/** A search hit, nearest first. */
+export interface SearchResult {
+  documentId: string
+  chunkIndex: number
+  content: string
+  metadata: Record<string, unknown>
+  /** Exact distance under the store's distance function (cosine: 0 = same direction). */
+  distance: number
+}
+
+/** A hybrid search hit: a {@link SearchResult} with its reciprocal-rank-fusion score. */
+export interface HybridSearchResult extends SearchResult {
+  /** Sum of 1/(rrfK + rank) over the vector and full-text lists it appears in. */
+  score: number
+}
+
+/** How the HNSW index walks when a filter rejects candidates (pgvector 0.8 iterative scans). */
+export type IterativeScan = 'relaxed' | 'strict' | 'off'
+
+/** Options of {@link TenantStore.search}. */
+export interface SearchOptions {
+  /** How many results, 1..1000. Default 10. */
+  k?: number
+  /**
+   * `hnsw.ef_search` (raised to `k` if lower). Default: the tenant's tuned value
+   * (`optimize({ targetRecall })`), else the store's (100). Given, it always wins.
+   */
+  efSearch?: number
+  /** Iterative index scan: `relaxed` (default; results re-sorted by exact distance), `strict`, `off`. */
+  iterativeScan?: IterativeScan
+  /**
+   * Only chunks whose metadata matches this filter: MongoDB's query language (`{ kind: 'invoice',
+   * year: { $gte: 2024 } }`; docs/store.md "Filters"). The search keeps its recall under it: a filter
+   * that few rows pass is answered exactly, a broad one walks the index with iterative scan.
+   */
+  filter?: MetadataFilter
+  /**
+   * How a filtered search runs: `auto` (default) chooses per query from how many rows pass (at most
+   * `exactBelow` matching rows are scored exactly, more walk the index); `exact` always scores every
+   * matching row; `index` always walks the index. For measuring; `auto` is what to use.
+   */
+  filterStrategy?: FilterStrategy
+  /** `auto`'s threshold: matching rows it scores exactly. Default 1,000 (`DEFAULT_EXACT_BELOW`). */
+  exactBelow?: number
+  /** Candidates a filtered walk takes in index order before the exact re-sort. Default max(4k, 40). */
+  filterCandidates?: number
+  /**
+   * When the index returns fewer than `k` rows, answer with an exact scan of the tenant, so
+   * a search never returns silently fewer than `min(k, chunks of the tenant)`. Default true.
+   */
+  exactFallback?: boolean
+}
+
+/** Options of {@link TenantStore.hybridSearch}. */
+export interface HybridSearchOptions {
+  embedding: Embedding
+  /** Query text, parsed with `websearch_to_tsquery` ("quoted phrases", -exclusions, or). */
+  text: string
+  /** How many results, 1..1000. Default 10. */
+  k?: number
+  /** How many candidates each list contributes. Default max(4k, 40). */
+  candidates?: number
+  /** The RRF constant. Default 60. */
+  rrfK?: number
+  /** `hnsw.ef_search` for the vector list. Default: the tenant's tuned value, else the store's. */
+  efSearch?: number
+  /** Only chunks whose metadata matches, in both lists (docs/store.md "Filters"). */
+  filter?: MetadataFilter
+}
+
+type Executor = Pick<Database, 'executeQuery'>
+
+const ITERATIVE: Record<IterativeScan, string> = { relaxed: 'relaxed_order', strict: 'strict_order', off: 'off' }
+
+/**
+ * A store bound to one tenant: every statement it sends filters `tenant_id = $1`, and there is
+ * no other read path. Get one from {@link PgVectorStore.forTenant}.
+ *
+ * ### Examples
+ * ```ts
+ * const acme = store.forTenant('acme')
+ * await acme.replaceDocument('doc-1', [{ content: 'Invoice 42', embedding }])
+ * const hits = await acme.search(queryEmbedding, { k: 10 })
+ * ```
+ */
+export class TenantStore {
+  readonly #db: Database
+  readonly #config: ResolvedStoreConfig
+  readonly #sql: StoreStatements
+  readonly #tuning: TuningCache
+  readonly #indexed: IndexedTenants
+  readonly #scope: TenantScope
+  readonly #sampler: QuerySampler | undefined
+
+  /** The tenant every statement of this handle is scoped to. */
+  readonly tenantId: string
+
+  /** @internal use {@link PgVectorStore.forTenant}. */
+  constructor(
+    db: Database,
+    config: ResolvedStoreConfig,
+    statements: StoreStatements,
+    tenantId: string,
+    tuning: TuningCache,
+    indexed: IndexedTenants,
+    filtered: FilteredStatements,
+    fields: DeclaredFields,
+    verdicts: FilterVerdicts,
+    sampler?: QuerySampler,
+  ) {
+    this.#db = db
+    this.#config = config
+    this.#sql = statements
+    this.#tuning = tuning
+    this.#indexed = indexed
+    this.tenantId = assertId(tenantId, 'tenant id')
+    this.#scope = { db, config, tenantId, statements: filtered, fields, verdicts }
+    this.#sampler = sampler
+  }
+
+  /**
+   * Replaces all chunks of a document with `chunks` (chunk_index 0..n-1) atomically: either all of
+   * it is written or nothing changes. An empty array deletes the document. Writers of the same
+   * document take turns (a transaction-level advisory lock on tenant and document), so concurrent
+   * replaces leave exactly one whole version, never a mix.
+   *
+   * ### Examples
+   * ```ts
+   * await acme.replaceDocument('contract-7', [{ content, embedding, metadata: { kind: 'contract' } }])
+   * ```
+   */
+  async replaceDocument(documentId: string, chunks: readonly ChunkInput[]): Promise<{ written: number; removed: number }> {
+    assertId(documentId, 'document id')
+    if (!Array.isArray(chunks)) throw new InvalidArgumentError('replaceDocument: chunks must be an array')
+    const n = chunks.length
+    const indexes = new Array<number>(n)
+    const contents = new Array<string>(n)
+    const metadata = new Array<string>(n)
+    const vectors = new Array<string>(n)
+    for (let i = 0; i < n; i++) {
+      const chunk = chunks[i]!
+      const where = `replaceDocument(${JSON.stringify(documentId)}) chunk ${i}`
+      if (chunk === null || typeof chunk !== 'object' || typeof chunk.content !== 'string') {
+        throw new InvalidArgumentError(`${where}: content must be a string`)
+      }
+      if (chunk.content.includes('\u0000'))
+        throw new InvalidArgumentError(`${where}: content cannot contain NUL (\\u0000), which PostgreSQL text cannot hold`)
+      indexes[i] = i
+      contents[i] = chunk.content
+      metadata[i] = JSON.stringify(assertMetadata(chunk.metadata, where))
+      vectors[i] = toVectorLiteral(
+        assertEmbedding(chunk.embedding, this.#config.dimensions, this.#config.distance, where, this.#config.vectorType),
+      )
+    }
+    const lock = this.#documentLock(documentId)
+    // One round trip where the handle allows: the document lock and the upsert as one message (one
+    // implicit transaction), the arrays inlined as array constants; else bound, in a transaction.
+    // The inlined text is built only where it can be sent.
+    const sent = this.#db.sendsOneMessage
+      ? await this.#db.sendAsOneMessage<{ written: number; removed: number }>([
+          lock,
+          inlineParameters(this.#sql.replaceDocument, [
+            this.tenantId,
+            documentId,
+            arrayText(indexes),
+            arrayText(contents),
+            arrayText(metadata),
+            arrayText(vectors),
+          ]),
+        ])
+      : undefined
+    const [row] =
+      sent?.rows ??
+      (await this.#db.withTransactionConnection(
+        (conn) =>
+          this.#run<{ written: number; removed: number }>(
+            this.#sql.replaceDocument,
+            [documentId, indexes, contents, metadata, vectors],
+            conn,
+          ),
+        { prelude: [lock] },
+      ))
+    return { written: row?.written ?? 0, removed: row?.removed ?? 0 }
+  }
+
+  /**
+   * Deletes a document's chunks; resolves to how many were deleted (0 if it did not exist). Takes
+   * the document's lock, like `replaceDocument`.
+   *
+   * ### Examples
+   * ```ts
+   * const deleted = await acme.deleteDocument('contract-7')
+   * ```
+   */
+  async deleteDocument(documentId: string): Promise<number> {
+    assertId(documentId, 'document id')
+    const result = await this.#db.withTransactionConnection((conn) => this.#execute(this.#sql.deleteDocument, [documentId], conn), {
+      prelude: [this.#documentLock(documentId)],
+    })
+    return Number(result.numAffectedRows ?? 0n)
+  }
+
+  /**
+   * The `k` nearest chunks of this tenant. Runs in one transaction that sets `hnsw.ef_search` and
+   * `hnsw.iterative_scan` with `SET LOCAL`; the planner picks the tenant's own HNSW index, the
+   * shared one, or (small tenants) the primary key and an exact sort. Returns `min(k, chunks)`
+   * rows unless `exactFallback: false`. Without `efSearch`, a tenant tuned by
+   * `optimize({ targetRecall })` searches at its tuned `ef_search`, or exactly when no index setting
+   * met the target within the latency bound; an explicit `efSearch` always wins.
+   *
+   * ### Examples
+   * ```ts
+   * const hits = await acme.search(embedding, { k: 10, filter: { kind: 'invoice' } })
+   * ```
+   */
+  async search(embedding: Embedding, options: SearchOptions = {}): Promise<SearchResult[]> {
+    const rows = await this.#search(embedding, options)
+    this.#sampler?.record(this.tenantId, embedding)
+    return rows
+  }
+
+  async #search(embedding: Embedding, options: SearchOptions): Promise<SearchResult[]> {
+    const k = assertK(options.k ?? 10)
+    const vector = toVectorLiteral(
+      assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search', this.#config.vectorType),
+    )
+    const filter = parseFilter(options.filter, 'search filter')
+    const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
+    const settings = this.#searchSettings(k, options.efSearch ?? tuned?.efSearch ?? undefined, options.iterativeScan ?? 'relaxed')
+    const exactOnly = tuned?.exact === true || !(await this.#indexSearchPays())
+    if (!matchesEverything(filter)) {
+      const strategy = options.filterStrategy ?? 'auto'
+      if (!['auto', 'exact', 'index'].includes(strategy)) {
+        throw new InvalidArgumentError(`filterStrategy must be auto, exact or index, got ${JSON.stringify(strategy)}`)
+      }
+      return filteredSearch(this.#scope, vector, filter, {
+        k,
+        exactOnly,
+        strategy,
+        exactBelow: assertIntegerIn(options.exactBelow ?? DEFAULT_EXACT_BELOW, 0, 1_000_000, 'exactBelow'),
+        settings,
+        candidates: assertIntegerIn(options.filterCandidates ?? Math.max(4 * k, 40), k, 10_000, 'filterCandidates'),
+        exactFallback: options.exactFallback !== false,
+      })
+    }
+    if (exactOnly) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
+    // One round trip: the settings and the query in one message (Database.queryWithSettings).
+    const rows = await this.#db.queryWithSettings<SearchResult>(this.#sql.search, [this.tenantId, vector, k], settings)
+    if (rows.length >= k || options.exactFallback === false) return rows
+    return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
+  }
+
+  /**
+   * The exact `k` nearest chunks of this tenant: distances computed for every chunk of the tenant
+   * (read through the primary key) and sorted; never an ANN index. Ground truth for recall.
+   *
+   * ### Examples
+   * ```ts
+   * const truth = await acme.exactSearch(embedding, { k: 10 })
+   * ```
+   */
+  async exactSearch(embedding: Embedding, options: Pick<SearchOptions, 'k' | 'filter'> = {}): Promise<SearchResult[]> {
+    const k = assertK(options.k ?? 10)
+    const vector = toVectorLiteral(
+      assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch', this.#config.vectorType),
+    )
+    const filter = parseFilter(options.filter, 'exactSearch filter')
+    if (matchesEverything(filter)) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
+    return exactFiltered(this.#scope, vector, filter, k)
+  }
+
+  /**
+   * Hybrid search: the vector top candidates and the full-text top candidates of this tenant,
+   * fused by reciprocal rank (RRF) in one statement. A chunk that matches the words and is near
+   * the vector ranks first.
+   *
+   * ### Examples
+   * ```ts
+   * const hits = await acme.hybridSearch({ embedding, text: 'termination clause', k: 10 })
+   * ```
+   */
+  async hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
+    const rows = await this.#hybridSearch(options)
+    this.#sampler?.record(this.tenantId, options.embedding)
+    return rows
+  }
+
+  async #hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('hybridSearch needs { embedding, text }')
+    if (!this.#config.fullText) {
+      throw new InvalidArgumentError(`hybridSearch needs full text: ${this.#config.qualified} was created with fullText: false`)
+    }
+    const k = assertK(options.k ?? 10)
+    if (typeof options.text !== 'string') throw new InvalidArgumentError('hybridSearch: text must be a string')
+    const vector = toVectorLiteral(
+      assertEmbedding(options.embedding, this.#config.dimensions, this.#config.distance, 'hybridSearch', this.#config.vectorType),
+    )
+    const candidates = options.candidates ?? Math.max(4 * k, 40)
+    assertIntegerIn(candidates, k, 10_000, 'hybridSearch: candidates')
+    const filter = parseFilter(options.filter, 'hybridSearch filter')
+    const rrfK = options.rrfK ?? 60
+    if (typeof rrfK !== 'number' || !Number.isFinite(rrfK) || rrfK < 0) {
+      throw new InvalidArgumentError(`hybridSearch: rrfK must be a non-negative number, got ${String(rrfK)}`)
+    }
+    const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
+    const settings = this.#searchSettings(candidates, options.efSearch ?? tuned?.efSearch ?? undefined, 'relaxed')
+    if (options.text.includes('\u0000')) throw new InvalidArgumentError('hybridSearch: text cannot contain NUL (\\u0000)')
+    const byIndex = await this.#indexSearchPays()
+    const params = [this.tenantId, vector, options.text, k, candidates, rrfK]
+    if (matchesEverything(filter)) {
+      return this.#db.queryWithSettings<HybridSearchResult>(
+        byIndex ? this.#sql.hybridSearch : this.#sql.hybridSearchExact,
+        params,
+        settings,
+      )
+    }
+    const f = await compileForScope(this.#scope, filter, 7)
+    return this.#db.queryWithSettings<HybridSearchResult>(
+      this.#scope.statements.hybrid(f.sql, !byIndex),
+      [...params, ...f.params],
+      settings,
+    )
+  }
+
+  /**
+   * A page of this tenant's chunks (no embeddings) matching a filter, in document and chunk order;
+   * `next` continues it. Metadata queries: listing a document's chunks, an export, a check.
+   *
+   * ### Examples
+   * ```ts
+   * const { rows, next } = await acme.find({ filter: { kind: 'contract', year: { $gte: 2024 } }, limit: 100 })
+   * ```
+   */
+  find(options: FindOptions = {}): Promise<FindResult> {
+    return findChunks(this.#scope, options)
+  }
+
+  /**
+   * How many of this tenant's chunks match a filter (all of them without one).
+   *
+   * ### Examples
+   * ```ts
+   * const drafts = await acme.count({ status: 'draft' })
+   * ```
+   */
+  count(filter?: MetadataFilter): Promise<number> {
+    return countChunks(this.#scope, filter)
+  }
+
+  /**
+   * Deletes this tenant's chunks that match a filter (an empty filter is refused); resolves to how
+   * many. Concurrent `replaceDocument`s of the same documents take turns with it, so no document is
+   * left half-replaced and half-deleted.
+   *
+   * ### Examples
+   * ```ts
+   * const removed = await acme.deleteWhere({ source: 'import-2024-03', archived: true })
+   * ```
+   */
+  deleteWhere(filter: MetadataFilter): Promise<number> {
+    return deleteMatching(this.#scope, this.#sql.tenantLockClass, this.#tenantKey(), filter)
+  }
+
+  /**
+   * Loads this tenant's rows (no `tenantId` in them) like {@link PgVectorStore.bulkIngest}: binary
+   * COPY, all or nothing unless `onInvalidRow: 'skip'`; HNSW indexes are kept (loaded through).
+   *
+   * ### Examples
+   * ```ts
+   * const { rows, skipped } = await acme.bulkIngest(chunks, { onInvalidRow: 'skip' })
+   * ```
+   */
+  bulkIngest(rows: AsyncIterable<TenantIngestRow> | Iterable<TenantIngestRow>, options: IngestOptions = {}): Promise<IngestResult> {
+    return ingestRows(this.#db, { config: this.#config, copySql: this.#sql.copyRows, tenantId: this.tenantId }, rows, options)
+  }
+
+  /**
+   * The locks that make writers of one document take turns (held to the end of the transaction):
+   * the tenant's write lock shared (so `deleteWhere`, which takes it exclusively, waits for them),
+   * then the document's.
+   */
+  #documentLock(documentId: string): string {
+    return `${advisoryXactLockShared(this.#sql.tenantLockClass, this.#tenantKey())}; ${advisoryXactLock(this.#sql.documentLockClass, [
+      int32Hash(`${this.tenantId}\u0000${documentId}`),
+    ])}`
+  }
+
+  #tenantKey(): number {
+    return int32Hash(this.tenantId)
+  }
+
+  /**
+   * Whether ordering candidates in the index's order is right for this tenant: always, unless the
+   * index holds quantized vectors (halfvec or bits) and no index serves the tenant — then the exact
+   * order is (a sort by the quantized distance would be slower and only approximate).
+   */
+  async #indexSearchPays(): Promise<boolean> {
+    return this.#config.quantization === 'none' || this.#indexed.servesByIndex(this.tenantId)
+  }
+
+  #searchSettings(k: number, efSearch: number | undefined, iterativeScan: IterativeScan): LocalSettings {
+    const ef = efSearch === undefined ? this.#config.defaultEfSearch : assertEfSearch(efSearch)
+    if (!Object.hasOwn(ITERATIVE, iterativeScan)) {
+      throw new InvalidArgumentError(`iterativeScan must be relaxed, strict or off, got ${JSON.stringify(iterativeScan)}`)
+    }
+    return { 'hnsw.ef_search': Math.max(ef, Math.min(k, 1000)), 'hnsw.iterative_scan': ITERATIVE[iterativeScan] }
+  }
+
+  async #run<R>(text: string, params: readonly unknown[], executor: Executor = this.#db): Promise<R[]> {
+    return (await this.#execute<R>(text, params, executor)).rows
+  }
+
+  /** The one path every tenant statement takes: the tenant is always `$1` (`tenant_id = $1`). */
+  #execute<R>(text: string, params: readonly unknown[], executor: Executor = this.#db): Promise<QueryResult<R>> {
+    return executor.executeQuery<R>(CompiledQuery.raw(text, [this.tenantId, ...params]))
+  }
+}

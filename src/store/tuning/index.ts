@@ -1,0 +1,14 @@
+/**
+ * Keeping each tenant fast and right as it grows: tiers (which tenant gets its own index; the
+ * work of `optimize()`, tenant-tiers), recall measured against the exact scan (recall,
+ * measure-recall), tuning each tenant's `ef_search` to a target (tune-recall), and the record of
+ * recall over time (recall-monitor).
+ *
+ * May import: ../tenant, ../ingest, ../schema, ../config, src/db, src/filter, src/sql, src/util,
+ * src/errors.ts.
+ */
+export * from './tenant-tiers.js' // optimize(): tiers and index builds
+export * from './recall.js' // tie-aware recall
+export * from './measure-recall.js' // recall against the exact scan
+export * from './tune-recall.js' // the cheapest ef_search that meets the target
+export * from './recall-monitor.js' // recall figures over time
