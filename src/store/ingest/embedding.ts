@@ -92,3 +92,34 @@ export function assertMetadata(value: unknown, where: string): Record<string, un
   }
   return value as Record<string, unknown>
 }
+
+/** An escape in JSON text that jsonb refuses: `\u0000` (NUL) or a lone surrogate, not itself escaped. */
+const JSONB_REFUSES = /(?:^|[^\\])(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i
+
+/**
+ * Checks metadata and returns its JSON text, as a `jsonb` parameter takes it: a plain object
+ * ({@link assertMetadata}; undefined → `{}`) that `JSON.stringify` writes as an object (no BigInt,
+ * no cycle, no `toJSON` turning it into something else, a `Date`) and whose strings and keys
+ * `jsonb` can hold (no NUL, no lone surrogate). Throws an
+ * {@link InvalidArgumentError} otherwise, so nothing is sent.
+ *
+ * ### Examples
+ * ```ts
+ * metadataJson({ kind: 'invoice' }, 'upsertChunks row 0') // '{"kind":"invoice"}'
+ * metadataJson({ bad: 'a\u0000b' }, 'upsertChunks row 1') // throws InvalidArgumentError
+ * ```
+ */
+export function metadataJson(value: unknown, where: string): string {
+  const metadata = assertMetadata(value, where)
+  let json: string
+  try {
+    json = JSON.stringify(metadata)
+  } catch (err) {
+    throw new InvalidArgumentError(`${where}: metadata cannot be written as JSON (${(err as Error).message})`, { cause: err })
+  }
+  if (!json.startsWith('{')) throw new InvalidArgumentError(`${where}: metadata must be a plain object (its JSON is not an object)`)
+  if (JSONB_REFUSES.test(json)) {
+    throw new InvalidArgumentError(`${where}: metadata holds a NUL character or a lone surrogate, which jsonb cannot store`)
+  }
+  return json
+}

@@ -1,5 +1,6 @@
 import type { LocalSettings } from '../../db/local-settings.js'
 import { filterKey, type FilterNode } from '../../filter/filter-tree.js'
+import { withEmbeddings } from './chunk-statements.js'
 import { compileForScope, runScoped, type TenantScope } from './tenant-scope.js'
 
 /** How a filtered search finds its rows: pgscale's choice per query, or one strategy always (benches, checks). */
@@ -19,6 +20,8 @@ interface Hit {
   content: string
   metadata: Record<string, unknown>
   distance: number
+  /** With `includeEmbedding`. */
+  embedding?: number[]
 }
 
 /** What the caller decided for this search. */
@@ -35,6 +38,8 @@ export interface FilteredSearchPlan {
   candidates: number
   /** Answer exactly when the walk returns fewer than k rows. */
   exactFallback: boolean
+  /** Return each hit's embedding (read in the same statement). Default false. */
+  includeEmbedding?: boolean
 }
 
 /**
@@ -54,8 +59,10 @@ export interface FilteredSearchPlan {
  */
 export async function filteredSearch(scope: TenantScope, vector: string, node: FilterNode, plan: FilteredSearchPlan): Promise<Hit[]> {
   const { k } = plan
+  const embeddings = plan.includeEmbedding === true
+  const statement = (text: string) => (embeddings ? withEmbeddings(scope.config, text) : text)
   if (node.kind === 'const' && !node.value) return []
-  if (plan.exactOnly || plan.strategy === 'exact') return exactFiltered(scope, vector, node, k)
+  if (plan.exactOnly || plan.strategy === 'exact') return exactFiltered(scope, vector, node, k, embeddings)
   const candidates = Math.max(plan.candidates, k)
   const settings = {
     ...plan.settings,
@@ -63,12 +70,12 @@ export async function filteredSearch(scope: TenantScope, vector: string, node: F
   }
   const key = `${plan.exactBelow}:${filterKey(node)}`
   const verdict = plan.strategy === 'auto' ? scope.verdicts.get(scope.tenantId, key) : 'walk'
-  if (verdict === 'exact') return exactFiltered(scope, vector, node, k)
+  if (verdict === 'exact') return exactFiltered(scope, vector, node, k, embeddings)
   let rows: Array<Hit & { exact?: boolean }>
   if (verdict === undefined) {
     const f = await compileForScope(scope, node, 6)
     rows = await scope.db.queryWithSettings<Hit & { exact: boolean }>(
-      scope.statements.auto(f.sql),
+      statement(scope.statements.auto(f.sql)),
       [scope.tenantId, vector, k, plan.exactBelow + 1, candidates, ...f.params],
       settings,
     )
@@ -79,7 +86,7 @@ export async function filteredSearch(scope: TenantScope, vector: string, node: F
   } else {
     const w = await compileForScope(scope, node, 5)
     rows = await scope.db.queryWithSettings<Hit>(
-      scope.statements.knn(w.sql),
+      statement(scope.statements.knn(w.sql)),
       [scope.tenantId, vector, k, candidates, ...w.params],
       settings,
     )
@@ -87,21 +94,29 @@ export async function filteredSearch(scope: TenantScope, vector: string, node: F
   if (rows.length >= k || !plan.exactFallback) return rows.map(withoutExact)
   // The walk ran out (fewer matching rows than counted, or than k): answer exactly, and remember it.
   if (plan.strategy === 'auto') scope.verdicts.set(scope.tenantId, key, 'exact')
-  return exactFiltered(scope, vector, node, k)
+  return exactFiltered(scope, vector, node, k, embeddings)
 }
 
 /**
- * The exact k nearest rows of the tenant that match (never an ANN index).
+ * The exact k nearest rows of the tenant that match (never an ANN index); with their embeddings
+ * when `includeEmbedding`.
  *
  * ### Examples
  * ```ts
  * const truth = await exactFiltered(scope, vector, node, 10)
  * ```
  */
-export async function exactFiltered(scope: TenantScope, vector: string, node: FilterNode, k: number): Promise<Hit[]> {
+export async function exactFiltered(
+  scope: TenantScope,
+  vector: string,
+  node: FilterNode,
+  k: number,
+  includeEmbedding = false,
+): Promise<Hit[]> {
   if (node.kind === 'const' && !node.value) return []
   const f = await compileForScope(scope, node, 4)
-  return (await runScoped<Hit>(scope, scope.statements.exact(f.sql), [vector, k, ...f.params])).rows
+  const text = scope.statements.exact(f.sql)
+  return (await runScoped<Hit>(scope, includeEmbedding ? withEmbeddings(scope.config, text) : text, [vector, k, ...f.params])).rows
 }
 
 function withoutExact({ exact: _exact, ...hit }: Hit & { exact?: boolean }): Hit {

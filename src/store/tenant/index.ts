@@ -2,8 +2,11 @@
  * One tenant's reads and writes: the handle `forTenant` returns (tenant-store), its filtered
  * search and what `auto` learned about filters (filtered-search, filtered-sql, filter-verdicts), the
  * metadata reads and deletes (metadata-queries), what a filter-taking module needs (tenant-scope),
- * and the sample of query embeddings its searches record (query-sample). Every statement here
- * carries `tenant_id = $1`.
+ * and the sample of query embeddings its searches record (query-sample). The chunk-level
+ * capabilities framework adapters build on: batched upserts of single-chunk documents
+ * (upsert-chunks), chunks by id (get-chunks), metadata and embedding updates (update-metadata),
+ * MMR (marginal-relevance), over their statements (chunk-statements) and the writers' locks
+ * (document-locks). Every statement here carries `tenant_id = $1`.
  *
  * May import: ../ingest, ../schema, ../config, src/db, src/filter, src/sql, src/util, src/errors.ts.
  */
@@ -14,3 +17,9 @@ export * from './filtered-sql.js' // statements that take a compiled filter
 export * from './filter-verdicts.js' // remembered filter verdicts
 export * from './metadata-queries.js' // find, count and deleteWhere
 export * from './query-sample.js' // the sample of query embeddings
+export * from './document-locks.js' // writers' advisory locks: documents, the tenant
+export * from './chunk-statements.js' // statements of the chunk-level capabilities
+export * from './upsert-chunks.js' // batched upserts of single-chunk documents
+export * from './get-chunks.js' // chunks by document id
+export * from './update-metadata.js' // metadata and embedding updates by ids or filter
+export * from './marginal-relevance.js' // maximal marginal relevance, and the search built on it

@@ -1,8 +1,8 @@
 import { InvalidArgumentError } from '../../errors.js'
 import { matchesEverything, parseFilter, type MetadataFilter } from '../../filter/filter-tree.js'
-import { advisoryXactLock } from '../../sql/advisory-lock.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
 import { assertId } from '../ingest/index.js'
+import { tenantWriteLock, type LockClasses } from './document-locks.js'
 import { compileForScope, runScoped, type TenantScope } from './tenant-scope.js'
 
 /** A chunk as `find` returns it: no embedding. */
@@ -81,23 +81,39 @@ export async function countChunks(scope: TenantScope, filter?: MetadataFilter): 
  *
  * ### Examples
  * ```ts
- * const removed = await deleteMatching(scope, lockClass, { source: 'crawler-2024' })
+ * const removed = await deleteMatching(scope, statements, { source: 'crawler-2024' })
  * ```
  */
-export async function deleteMatching(
-  scope: TenantScope,
-  tenantLockClass: number,
-  tenantKey: number,
-  filter: MetadataFilter,
-): Promise<number> {
-  const node = parseFilter(filter, 'deleteWhere filter')
-  if (matchesEverything(node))
-    throw new InvalidArgumentError('deleteWhere: an empty filter would delete every chunk of the tenant; it is refused')
-  const f = await compileForScope(scope, node, 2)
-  const result = await scope.db.withTransactionConnection((conn) => runScoped(scope, scope.statements.delete(f.sql), f.params, conn), {
-    prelude: [advisoryXactLock(tenantLockClass, [tenantKey])],
+export async function deleteMatching(scope: TenantScope, locks: LockClasses, filter: MetadataFilter): Promise<number> {
+  const deletion = await compileDeletion(scope, filter, 'deleteWhere')
+  const result = await scope.db.withTransactionConnection((conn) => runScoped(scope, deletion.text, deletion.params, conn), {
+    prelude: [tenantWriteLock(locks, scope.tenantId)],
   })
   return Number(result.numAffectedRows ?? 0n)
+}
+
+/**
+ * The delete statement of the tenant's chunks that match a filter, and its parameters after the
+ * tenant: the filter checked (an empty one refused, `what` naming the caller in the error) before
+ * anything is sent. For a caller that runs it in its own transaction, under the tenant's write
+ * lock ({@link tenantWriteLock}).
+ *
+ * ### Examples
+ * ```ts
+ * const deletion = await compileDeletion(scope, { source: 'crawler-2024' }, 'upsertChunks deleteWhere')
+ * await runScoped(scope, deletion.text, deletion.params, conn)
+ * ```
+ */
+export async function compileDeletion(
+  scope: TenantScope,
+  filter: MetadataFilter,
+  what: string,
+): Promise<{ text: string; params: readonly unknown[] }> {
+  const node = parseFilter(filter, `${what} filter`)
+  if (matchesEverything(node))
+    throw new InvalidArgumentError(`${what}: an empty filter would delete every chunk of the tenant; it is refused`)
+  const f = await compileForScope(scope, node, 2)
+  return { text: scope.statements.delete(f.sql), params: f.params }
 }
 
 function assertCursor(after: unknown): FindCursor {

@@ -3,7 +3,6 @@ import { CompiledQuery, type QueryResult } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { LocalSettings } from '../../db/local-settings.js'
 import { InvalidArgumentError } from '../../errors.js'
-import { advisoryXactLock, advisoryXactLockShared, int32Hash } from '../../sql/advisory-lock.js'
 import {
   assertEmbedding,
   assertId,
@@ -26,6 +25,12 @@ import type { FilterVerdicts } from './filter-verdicts.js'
 import { assertEfSearch, type ResolvedStoreConfig, type StoreStatements } from '../config/index.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
 import { arrayText, inlineParameters } from '../../sql/literal.js'
+import { chunkStatements, type ChunkScope } from './chunk-statements.js'
+import { documentLocks } from './document-locks.js'
+import { assertFlag, getChunks, type GetChunksOptions, type StoredChunk } from './get-chunks.js'
+import { marginalRelevanceSearch, type MarginalRelevanceOptions } from './marginal-relevance.js'
+import { updateMetadata, type MetadataUpdate, type UpdateTarget } from './update-metadata.js'
+import { upsertChunks, type UpsertChunkInput, type UpsertChunksOptions } from './upsert-chunks.js'
 
 /** One chunk of a document, as `replaceDocument` takes it. */
 export interface ChunkInput {
@@ -45,6 +50,8 @@ export interface SearchResult {
   metadata: Record<string, unknown>
   /** Exact distance under the store's distance function (cosine: 0 = same direction). */
   distance: number
+  /** The chunk's stored vector, with `includeEmbedding: true` (`search`, `exactSearch`). */
+  embedding?: number[]
 }
 
 /** A hybrid search hit: a {@link SearchResult} with its reciprocal-rank-fusion score. */
@@ -88,7 +95,15 @@ export interface SearchOptions {
    * a search never returns silently fewer than `min(k, chunks of the tenant)`. Default true.
    */
   exactFallback?: boolean
+  /**
+   * Return each hit's stored vector as `embedding` (read in the same statement as the hit, by
+   * primary key): for MMR, or a framework that hands vectors back. Default false.
+   */
+  includeEmbedding?: boolean
 }
+
+/** Options of {@link TenantStore.maxMarginalRelevanceSearch}: `k`, `fetchK`, `lambda`, and the search's own. */
+export interface MaxMarginalRelevanceOptions extends Omit<SearchOptions, 'k'>, MarginalRelevanceOptions {}
 
 /** Options of {@link TenantStore.hybridSearch}. */
 export interface HybridSearchOptions {
@@ -129,6 +144,7 @@ export class TenantStore {
   readonly #tuning: TuningCache
   readonly #indexed: IndexedTenants
   readonly #scope: TenantScope
+  readonly #chunks: ChunkScope
   readonly #sampler: QuerySampler | undefined
 
   /** The tenant every statement of this handle is scoped to. */
@@ -154,6 +170,7 @@ export class TenantStore {
     this.#indexed = indexed
     this.tenantId = assertId(tenantId, 'tenant id')
     this.#scope = { db, config, tenantId, statements: filtered, fields, verdicts }
+    this.#chunks = { ...this.#scope, locks: statements, chunks: chunkStatements(config, statements) }
     this.#sampler = sampler
   }
 
@@ -264,6 +281,7 @@ export class TenantStore {
       assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'search', this.#config.vectorType),
     )
     const filter = parseFilter(options.filter, 'search filter')
+    const includeEmbedding = assertFlag(options, 'includeEmbedding', 'search')
     const tuned = options.efSearch === undefined ? await this.#tuning.get(this.tenantId, this.#db) : undefined
     const settings = this.#searchSettings(k, options.efSearch ?? tuned?.efSearch ?? undefined, options.iterativeScan ?? 'relaxed')
     const exactOnly = tuned?.exact === true || !(await this.#indexSearchPays())
@@ -280,32 +298,55 @@ export class TenantStore {
         settings,
         candidates: assertIntegerIn(options.filterCandidates ?? Math.max(4 * k, 40), k, 10_000, 'filterCandidates'),
         exactFallback: options.exactFallback !== false,
+        includeEmbedding,
       })
     }
-    if (exactOnly) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
+    const exact = includeEmbedding ? this.#chunks.chunks.exactSearchWithEmbeddings : this.#sql.exactSearch
+    if (exactOnly) return this.#run<SearchResult>(exact, [vector, k])
     // One round trip: the settings and the query in one message (Database.queryWithSettings).
-    const rows = await this.#db.queryWithSettings<SearchResult>(this.#sql.search, [this.tenantId, vector, k], settings)
+    const nearest = includeEmbedding ? this.#chunks.chunks.searchWithEmbeddings : this.#sql.search
+    const rows = await this.#db.queryWithSettings<SearchResult>(nearest, [this.tenantId, vector, k], settings)
     if (rows.length >= k || options.exactFallback === false) return rows
-    return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
+    return this.#run<SearchResult>(exact, [vector, k])
   }
 
   /**
    * The exact `k` nearest chunks of this tenant: distances computed for every chunk of the tenant
    * (read through the primary key) and sorted; never an ANN index. Ground truth for recall.
+   * `includeEmbedding` returns each hit's vector too.
    *
    * ### Examples
    * ```ts
    * const truth = await acme.exactSearch(embedding, { k: 10 })
    * ```
    */
-  async exactSearch(embedding: Embedding, options: Pick<SearchOptions, 'k' | 'filter'> = {}): Promise<SearchResult[]> {
+  async exactSearch(embedding: Embedding, options: Pick<SearchOptions, 'k' | 'filter' | 'includeEmbedding'> = {}): Promise<SearchResult[]> {
     const k = assertK(options.k ?? 10)
     const vector = toVectorLiteral(
       assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch', this.#config.vectorType),
     )
     const filter = parseFilter(options.filter, 'exactSearch filter')
-    if (matchesEverything(filter)) return this.#run<SearchResult>(this.#sql.exactSearch, [vector, k])
-    return exactFiltered(this.#scope, vector, filter, k)
+    const includeEmbedding = assertFlag(options, 'includeEmbedding', 'exactSearch')
+    if (!matchesEverything(filter)) return exactFiltered(this.#scope, vector, filter, k, includeEmbedding)
+    return this.#run<SearchResult>(includeEmbedding ? this.#chunks.chunks.exactSearchWithEmbeddings : this.#sql.exactSearch, [vector, k])
+  }
+
+  /**
+   * Search diversified by maximal marginal relevance: `fetchK` candidates (default max(20, k))
+   * through {@link search} — the tenant's scope, `filter` and tuning apply — with their vectors,
+   * then `k` of them chosen one at a time by `lambda · relevance − (1 − lambda) · similarity to the
+   * ones chosen`, cosine on the vectors (`lambda` 1: pure relevance, 0: most diverse; default 0.5).
+   * The hits come in the order chosen, without vectors unless `includeEmbedding`.
+   *
+   * ### Examples
+   * ```ts
+   * const hits = await acme.maxMarginalRelevanceSearch(embedding, { k: 5, fetchK: 30, lambda: 0.5, filter: { kind: 'faq' } })
+   * ```
+   */
+  async maxMarginalRelevanceSearch(query: Embedding, options: MaxMarginalRelevanceOptions): Promise<SearchResult[]> {
+    const { fetchK: _fetchK, lambda: _lambda, ...search } = options ?? ({} as MaxMarginalRelevanceOptions)
+    const keep = assertFlag(search, 'includeEmbedding', 'maxMarginalRelevanceSearch')
+    return marginalRelevanceSearch((k) => this.search(query, { ...search, k, includeEmbedding: true }), query, options, keep)
   }
 
   /**
@@ -397,7 +438,58 @@ export class TenantStore {
    * ```
    */
   deleteWhere(filter: MetadataFilter): Promise<number> {
-    return deleteMatching(this.#scope, this.#sql.tenantLockClass, this.#tenantKey(), filter)
+    return deleteMatching(this.#scope, this.#sql, filter)
+  }
+
+  /**
+   * Upserts documents of one chunk each, in one transaction: every row's `id` becomes a document
+   * whose only chunk (chunk_index 0) is that row — its other chunks deleted — after the chunks
+   * matching `deleteWhere` (if given; never `{}`) are deleted; all of it or nothing. An id given
+   * twice: its last row wins (at the place of its first). Every row is checked first (a bad one is a
+   * typed error, nothing is sent). Writers of the same documents take turns, the locks taken in key
+   * order, so two batches of overlapping ids never deadlock and leave each document one whole
+   * version; a batch of more than 64 documents, or with `deleteWhere`, takes the tenant's write lock
+   * exclusively instead. Resolves to the ids written, once each, in order.
+   *
+   * ### Examples
+   * ```ts
+   * const ids = await acme.upsertChunks([{ id: 'faq-1', content, embedding, metadata: { source: 'faq' } }])
+   * await acme.upsertChunks(rows, { deleteWhere: { source: 'faq' } }) // the source's rows replaced atomically
+   * ```
+   */
+  upsertChunks(rows: readonly UpsertChunkInput[], options: UpsertChunksOptions = {}): Promise<string[]> {
+    return upsertChunks(this.#chunks, rows, options)
+  }
+
+  /**
+   * The chunks of these documents (ids absent here, or another tenant's, are simply missing), in
+   * the order of the ids, each document's by chunk index; `includeEmbedding` adds their vectors.
+   * At most 10,000 ids.
+   *
+   * ### Examples
+   * ```ts
+   * const [faq] = await acme.getChunks(['faq-1'], { includeEmbedding: true })
+   * ```
+   */
+  getChunks(ids: readonly string[], options: GetChunksOptions = {}): Promise<StoredChunk[]> {
+    return getChunks(this.#chunks, ids, options)
+  }
+
+  /**
+   * Updates the metadata (replaced whole by default, `mode: 'merge'` sets top-level keys) and/or the
+   * embedding of this tenant's chunks, keeping their content: every chunk of `{ ids }`, or every
+   * chunk matching `{ filter }` (`{}` is refused); resolves to how many rows changed. By ids it
+   * takes the documents' locks, like `replaceDocument`; by filter the tenant's write lock
+   * exclusively, like `deleteWhere`, so a concurrent replace is updated whole or not at all.
+   *
+   * ### Examples
+   * ```ts
+   * await acme.updateMetadata({ ids: ['faq-1'] }, { metadata: { reviewed: true }, mode: 'merge' })
+   * await acme.updateMetadata({ filter: { source: 'faq' } }, { metadata: { source: 'faq', stale: true } })
+   * ```
+   */
+  updateMetadata(target: UpdateTarget, update: MetadataUpdate): Promise<number> {
+    return updateMetadata(this.#chunks, target, update)
   }
 
   /**
@@ -419,13 +511,7 @@ export class TenantStore {
    * then the document's.
    */
   #documentLock(documentId: string): string {
-    return `${advisoryXactLockShared(this.#sql.tenantLockClass, this.#tenantKey())}; ${advisoryXactLock(this.#sql.documentLockClass, [
-      int32Hash(`${this.tenantId}\u0000${documentId}`),
-    ])}`
-  }
-
-  #tenantKey(): number {
-    return int32Hash(this.tenantId)
+    return documentLocks(this.#sql, this.tenantId, [documentId])
   }
 
   /**
