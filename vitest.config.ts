@@ -1,7 +1,35 @@
+import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { defineConfig } from 'vitest/config'
+import { join } from 'node:path'
+import { defineConfig, type Plugin } from 'vitest/config'
+
+/**
+ * The frameworks the adapters are written for live in the example apps (examples/<framework>,
+ * installed by `npm run adapters:install`), not in the main install (Mastra wants Node 22, and
+ * @llamaindex/core is deprecated: their warnings stay out of `npm ci`). Their imports resolve as
+ * if made from inside that app, so tests and adapters load the same copy the example app uses.
+ */
+function frameworkPeers(): Plugin {
+  const peers: Array<[RegExp, string]> = [
+    [/^@langchain\//, 'langchain'],
+    [/^@mastra\//, 'mastra'],
+    [/^(@llamaindex\/|llamaindex($|\/))/, 'llamaindex'],
+  ]
+  return {
+    name: 'pgscale-framework-peers',
+    enforce: 'pre',
+    async resolveId(source, importer, options) {
+      const app = peers.find(([pattern]) => pattern.test(source))?.[1]
+      if (!app || importer?.includes(`/examples/${app}/`)) return null
+      const anchor = join(import.meta.dirname, 'examples', app, 'package.json')
+      if (!existsSync(anchor)) return null
+      return this.resolve(source, anchor, { ...options, skipSelf: true })
+    },
+  }
+}
 
 export default defineConfig({
+  plugins: [frameworkPeers()],
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

@@ -24,6 +24,8 @@ export type PgScaleErrorCode =
   | 'PLAN_ASSERTION'
   | 'PLAN_REGRESSION'
   | 'MIGRATION_FAILED'
+  | 'MIGRATION_REQUIRED'
+  | 'INSUFFICIENT_PRIVILEGE'
   | 'DATABASE_ERROR'
 
 /** Base class of every error pgscale throws. */
@@ -166,6 +168,43 @@ export class MigrationError extends PgScaleError {
     super('MIGRATION_FAILED', `migration failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
       cause: toPgScaleError(cause),
     })
+  }
+}
+
+/**
+ * An object pgscale needs (a store's tables, a rollup's tracking) is missing, at an older version,
+ * or not readable by this role, and pgscale may not (`migrate: false`) or cannot (a role without
+ * DDL rights) bring it up to date: nothing was changed. `object` names it, `command` is what its
+ * owner runs (a `pgscale migrate` line, or the migration to add).
+ */
+export class MigrationRequiredError extends PgScaleError {
+  constructor(
+    /** The object, as recorded in `pgscale_object_version` (`store:public.rag_chunks`). */
+    readonly object: string,
+    /** What the object's owner runs to bring it up to date. */
+    readonly command: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super('MIGRATION_REQUIRED', `${message}: the owner runs ${command}`, options)
+  }
+}
+
+/**
+ * An operation needs a right this role does not have — DDL on a table it does not own (an index
+ * build, a trigger) — and was refused before anything changed. `operation` says what, `owner`
+ * who may (the table's owner role).
+ */
+export class PrivilegeError extends PgScaleError {
+  constructor(
+    /** What was refused, e.g. `optimize` or `createMetadataIndex`. */
+    readonly operation: string,
+    /** The role that may run it (the relation's owner), when known. */
+    readonly owner: string | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super('INSUFFICIENT_PRIVILEGE', message, options)
   }
 }
 

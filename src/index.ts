@@ -48,7 +48,26 @@ export {
   type RefreshAtOptions,
   type RollupRow,
 } from './rollup/index.js'
-export { rollupTable, type RollupTable, type RollupTableConfig } from './rollup/index.js'
+export {
+  configRollups,
+  defineConfig,
+  doctorRollup,
+  doctorStore,
+  exitCodeOf,
+  loadConfig,
+  opsRollups,
+  opsStores,
+  recallCheck,
+  recordedStores,
+  withStores,
+  type DoctorOptions,
+  type Finding,
+  type OpsRollup,
+  type PgscaleConfig,
+  type RecallCheckOptions,
+} from './ops/index.js'
+export { rollupTable, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from './rollup/index.js'
+export type { RecordedRollup } from './rollup/index.js'
 export { approxCountDistinct, approxPercentiles, type PercentileRequest } from './rollup/index.js'
 export type { SourceIndex } from './rollup/index.js'
 export {
@@ -65,6 +84,23 @@ export type { IngestOptions, IngestResult, IngestRow, SkippedRow, TenantIngestRo
 export type { MeasureRecallOptions, MeasureRecallResult, TenantRecall } from './store/index.js'
 export { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './store/index.js'
 export type { TenantTuning } from './store/index.js'
+export type { StoreMigrationOptions } from './store/index.js'
+export {
+  DEFAULT_MMR_FETCH_K,
+  DEFAULT_MMR_LAMBDA,
+  DOCUMENT_LOCKS_MAX,
+  GET_CHUNKS_MAX_IDS,
+  maximalMarginalRelevance,
+  type GetChunksOptions,
+  type MarginalRelevanceOptions,
+  type MaxMarginalRelevanceOptions,
+  type MetadataUpdate,
+  type MetadataUpdateMode,
+  type StoredChunk,
+  type UpdateTarget,
+  type UpsertChunkInput,
+  type UpsertChunksOptions,
+} from './store/index.js'
 export type { QuerySampleFlush } from './store/index.js'
 export type { QuerySampleOptions } from './store/index.js'
 export type { TenantRecallReport, RecallFigure, QuerySource } from './store/index.js'
@@ -98,7 +134,9 @@ export {
   InvalidIdentifierError,
   InvalidTimeZoneError,
   MigrationError,
+  MigrationRequiredError,
   PgScaleError,
+  PrivilegeError,
   PlanAssertionError,
   PlanRegressionError,
   type PlanShapeChange,

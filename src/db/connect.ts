@@ -17,6 +17,12 @@ export interface ConnectOptions extends DatabaseConfig {
    * with {@link ExtensionMissingError} saying how to install it otherwise. Default true.
    */
   requireVector?: boolean
+  /**
+   * `'transaction'` when `source` is a pooler in transaction mode (PgBouncer `pool_mode =
+   * transaction`, RDS Proxy, Supavisor's transaction port): pgscale then sets nothing for a
+   * session and holds no lock across statements of a session (docs/database.md, "Poolers").
+   */
+  pooler?: 'transaction'
 }
 
 /**

@@ -1,7 +1,12 @@
 import { InvalidArgumentError } from '../errors.js'
+import { dollarQuote } from '../sql/literal.js'
 
-/** Settings applied with `SET LOCAL` for one transaction: `{ 'hnsw.ef_search': 100 }`. */
-export type LocalSettings = Readonly<Record<string, string | number | boolean>>
+/**
+ * Settings applied with `SET LOCAL` for one transaction: `{ 'hnsw.ef_search': 100 }`. A value
+ * `{ text }` is any text, rendered as a dollar-quoted constant (`src/sql/literal.ts`, proven
+ * safe): what a custom setting such as `pgscale.tenant_id` holds.
+ */
+export type LocalSettings = Readonly<Record<string, string | number | boolean | { text: string }>>
 
 const SETTING_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/
 const SETTING_VALUE = /^[A-Za-z0-9_.-]{1,64}$/
@@ -62,9 +67,17 @@ function renderSettings(settings: LocalSettings, command: 'SET' | 'SET LOCAL'): 
   const statements: string[] = []
   for (const [name, raw] of Object.entries(settings)) {
     if (!SETTING_NAME.test(name)) throw new InvalidArgumentError(`invalid setting name ${JSON.stringify(name)}`)
-    statements.push(`${command} ${name} = '${settingValue(name, raw)}'`)
+    statements.push(`${command} ${name} = ${renderValue(name, raw)}`)
   }
   return statements
+}
+
+function renderValue(name: string, raw: LocalSettings[string]): string {
+  if (typeof raw === 'object' && raw !== null) {
+    if (typeof raw.text !== 'string') throw new InvalidArgumentError(`setting ${name}: { text } must hold a string`)
+    return dollarQuote(raw.text)
+  }
+  return `'${settingValue(name, raw)}'`
 }
 
 function settingValue(name: string, raw: string | number | boolean): string {

@@ -11,6 +11,8 @@ export interface NodePostgresPoolOptions {
   maxConnections?: number
   /** `application_name` reported to the server. Default `pgscale`. */
   applicationName?: string
+  /** `'transaction'`: the connections go through a transaction pooler (PgBouncer); see `Capabilities.transactionPooled`. */
+  pooler?: 'transaction'
 }
 
 /**
@@ -91,6 +93,7 @@ export function createNodePostgresPool(source: string | pg.PoolConfig | pg.Pool,
     copy: 'stream',
     multiStatementResults: true,
     inProcess: false,
+    ...(options.pooler === 'transaction' ? { transactionPooled: true } : {}),
   }
   const sessions = new WeakMap<pg.PoolClient, NodePostgresSession>()
 

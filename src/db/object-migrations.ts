@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely'
-import { SchemaMismatchError } from '../errors.js'
+import { DatabaseError, MigrationRequiredError, SchemaMismatchError } from '../errors.js'
 import type { Database, DatabaseTransaction } from './database.js'
 import { SQLSTATE } from '../sql/sqlstate.js'
+import { ensureLeaseTable } from './lease-lock.js'
 
 /** One versioned step of a parameterised object's schema (a store table, a rollup table). */
 export interface ObjectMigrationStep {
@@ -39,10 +40,78 @@ export async function migrateObject(
      * recorded key is compared as its old default, so adding a key never makes existing objects fail.
      */
     recordedDefaults?: Readonly<Record<string, unknown>>
+    /** `false`: never run DDL; an object that is not at its version is a {@link MigrationRequiredError}. Default true. */
+    migrate?: boolean
+    /** What the object's owner runs to migrate it, for the error a role without DDL rights gets. */
+    command?: string
   } = {},
 ): Promise<{ from: number; to: number }> {
   const compare = options.compare ?? defaultCompare
   const withDefaults = (recorded: Record<string, unknown>) => ({ ...options.recordedDefaults, ...recorded })
+  const command = options.command ?? `pgscale migrate for ${key}`
+  // The common case reads only: an object already at its version needs no DDL, so a role with
+  // DML rights alone (the app's runtime role) can open it.
+  const current = await readObjectVersion(db, key, options.relation)
+  if (current.state === 'unreadable')
+    throw new MigrationRequiredError(
+      key,
+      `GRANT SELECT ON ${OBJECT_VERSION_TABLE} TO <this role>`,
+      `${key}: this role may not read ${OBJECT_VERSION_TABLE}`,
+      {
+        cause: current.cause,
+      },
+    )
+  if (current.state === 'present') {
+    const mismatch = compare(withDefaults(current.config), config)
+    if (mismatch) throw new SchemaMismatchError(`${key} exists with a different configuration: ${mismatch}`)
+    if (current.version === steps.length) return { from: current.version, to: current.version }
+  }
+  if (options.migrate === false) {
+    const why = current.state === 'present' ? `is at version ${current.version} of ${steps.length}` : 'does not exist'
+    throw new MigrationRequiredError(key, command, `${key} ${why} and this store opens with migrate: false`)
+  }
+  try {
+    return await runObjectMigration(db, key, config, steps, { ...options, compare, withDefaults })
+  } catch (err) {
+    if (err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege)
+      throw new MigrationRequiredError(key, command, `${key} needs DDL this role may not run (${err.message}); nothing was changed`, {
+        cause: err,
+      })
+    throw err
+  }
+}
+
+type ObjectVersion =
+  { state: 'present'; version: number; config: Record<string, unknown> } | { state: 'missing' } | { state: 'unreadable'; cause: unknown }
+
+/** The recorded version of `key`, read only (no DDL): missing when unrecorded or its relation is gone. */
+async function readObjectVersion(db: Database, key: string, relation?: string): Promise<ObjectVersion> {
+  const { rows: table } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
+  if (!table[0]?.present) return { state: 'missing' }
+  try {
+    const { rows } = await sql<{ version: number; config: Record<string, unknown>; present: boolean }>`
+      select version, config, ${relation === undefined ? sql`true` : sql`to_regclass(${relation}) is not null`} as present
+      from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key}`.execute(db)
+    const row = rows[0]
+    return row && row.present ? { state: 'present', version: row.version, config: row.config } : { state: 'missing' }
+  } catch (err) {
+    if (err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege) return { state: 'unreadable', cause: err }
+    throw err
+  }
+}
+
+async function runObjectMigration(
+  db: Database,
+  key: string,
+  config: Readonly<Record<string, unknown>>,
+  steps: readonly ObjectMigrationStep[],
+  options: {
+    relation?: string
+    compare: (recorded: Record<string, unknown>, wanted: Readonly<Record<string, unknown>>) => string | undefined
+    withDefaults: (recorded: Record<string, unknown>) => Record<string, unknown>
+  },
+): Promise<{ from: number; to: number }> {
+  const { compare, withDefaults } = options
   await sql`create table if not exists ${sql.table(OBJECT_VERSION_TABLE)} (
       object text primary key,
       version integer not null,
@@ -54,6 +123,8 @@ export async function migrateObject(
       const state = (err as { sqlState?: string }).sqlState
       if (state !== SQLSTATE.uniqueViolation && state !== SQLSTATE.duplicateTable) throw err
     })
+  // The maintenance leases of the objects' index builds live beside their versions (lease-lock.ts).
+  await ensureLeaseTable(db)
   return db.transaction(async (trx: DatabaseTransaction) => {
     await sql`select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}))`.execute(trx)
     const { rows } = await sql<{ version: number; config: Record<string, unknown> }>`

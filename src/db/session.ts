@@ -50,6 +50,14 @@ export interface Capabilities {
   maxBuildMemoryMb?: number
   /** The server runs inside this process (PGlite): its plans are recorded apart from a native server's of the same major. */
   inProcess?: boolean
+  /**
+   * The connections go through a pooler in transaction mode (PgBouncer's `pool_mode = transaction`):
+   * a statement outside a transaction may run on any server connection, so pgscale sets nothing
+   * for a session (an index build's `maintenance_work_mem` outside a transaction is left to the
+   * server) and its locks never depend on a session. Declared by the app (`connect(url, { pooler:
+   * 'transaction' })`); pgscale cannot see a pooler.
+   */
+  transactionPooled?: boolean
 }
 
 /** Hands out sessions; the driver releases each one when done, with the error that broke it, if any. */

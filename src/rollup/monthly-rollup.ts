@@ -1,5 +1,17 @@
-import type { Kysely, RawBuilder } from 'kysely'
-import { drain, read, readQuery, rebuild, refreshAt, refreshDirty, RollupContext, track, untrack } from './buckets/index.js'
+import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely'
+import {
+  drain,
+  read,
+  readQuery,
+  rebuild,
+  refreshAt,
+  refreshDirty,
+  RollupContext,
+  rollupMigrationSql,
+  track,
+  trackingMigration,
+  untrack,
+} from './buckets/index.js'
 import type {
   DrainOptions,
   MonthlyRollupConfig,
@@ -7,10 +19,11 @@ import type {
   RebuildOptions,
   RefreshAtOptions,
   RefreshDirtyOptions,
+  RollupMigrationOptions,
   RollupParts,
   RollupRow,
 } from './config/index.js'
-import { distributeRollup, sourceIndexFor, type SourceIndex } from './schema/index.js'
+import { distributeRollup, recordedRollups, rollupTable, sourceIndexFor, type RecordedRollup, type SourceIndex } from './schema/index.js'
 
 /**
  * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
@@ -36,6 +49,38 @@ export class MonthlyRollup {
   constructor(config: MonthlyRollupConfig) {
     this.#ctx = new RollupContext(config)
     this.zone = this.#ctx.parts.zone
+  }
+
+  /**
+   * Every rollup `track` recorded in this database, rebuilt from its record: how tools that do not
+   * have the app's code (`pgscale drain`, `pgscale doctor`) find them.
+   *
+   * ### Examples
+   * ```ts
+   * for (const rollup of await MonthlyRollup.tracked(db)) await rollup.refreshDirty(db)
+   * ```
+   */
+  static async tracked(db: Kysely<any>): Promise<MonthlyRollup[]> {
+    return (await recordedRollups(db.withoutPlugins())).map((record) => MonthlyRollup.fromRecord(record))
+  }
+
+  /** A rollup rebuilt from its recorded definition. */
+  static fromRecord(record: RecordedRollup): MonthlyRollup {
+    const target = rollupTable(record.target.name, {
+      groupBy: Object.fromEntries(record.target.groupBy.map((g) => [g.name, g.type])),
+      measures: Object.fromEntries(record.target.measures.map((m) => [m.name, m.type])),
+      tenantType: record.target.tenantType,
+    })
+    return new MonthlyRollup({
+      source: record.source,
+      target,
+      at: record.at,
+      tenant: record.tenant,
+      groupBy: record.groupBy,
+      measures: Object.fromEntries(record.measures.map((m) => [m.name, sql.raw(m.sql)])),
+      ...(record.where === null ? {} : { where: sql.raw(record.where) }),
+      zone: record.zone,
+    })
   }
 
   /**
@@ -116,7 +161,9 @@ export class MonthlyRollup {
    * same bucket never wait on each other, and a rolled-back write leaves nothing. Rows the rollup's
    * `where` leaves out are marked too. Idempotent; two at once take turns. Writes made before
    * tracking are not in the log: `rebuild` once after the first `track`. Writers need INSERT on the
-   * log. A source Citus distributes is refused (`SchemaMismatchError`: Citus runs no triggers on
+   * log. It runs as the source's owner (it creates triggers); once tracked, a `track` of the same
+   * definition only reads the catalog, so any role may call it — another role asking for DDL gets a
+   * `PrivilegeError` before anything changes. The definition is recorded for `MonthlyRollup.tracked`. A source Citus distributes is refused (`SchemaMismatchError`: Citus runs no triggers on
    * distributed tables).
    *
    * ### Examples
@@ -141,6 +188,33 @@ export class MonthlyRollup {
    */
   untrack(db: Kysely<any>): Promise<void> {
     return untrack(this.#ctx, db)
+  }
+
+  /**
+   * {@link track} as a Kysely migration for the app's deploy step (`down` untracks); with
+   * `runtimeRole`, that role is granted what writers and drainers need on the dirty-key log.
+   *
+   * ### Examples
+   * ```ts
+   * const migrations = { '0004-track-expenses': rollup.trackingMigration({ runtimeRole: 'app' }) }
+   * ```
+   */
+  trackingMigration(options: RollupMigrationOptions = {}): Migration {
+    return trackingMigration(this.#ctx, options)
+  }
+
+  /**
+   * The rollup's table and (unless `track: false`) its tracking as one transaction of plain SQL,
+   * with the runtime role's grants: what `pgscale migrate --print` writes. Reads the source's `at`
+   * column type from `db` (no DDL).
+   *
+   * ### Examples
+   * ```ts
+   * await writeFile('V8__expenses_monthly.sql', await rollup.migrationSql(db, { runtimeRole: 'app' }))
+   * ```
+   */
+  migrationSql(db: Kysely<any>, options: RollupMigrationOptions & { track?: boolean } = {}): Promise<string> {
+    return rollupMigrationSql(this.#ctx, db, options)
   }
 
   /**

@@ -1,26 +1,31 @@
-import { sql } from 'kysely'
+import { sql, type Kysely, type Migration } from 'kysely'
 import {
   assertMetadataField,
-  buildIndex,
-  buildParameters,
-  chunksTableSteps,
+  buildSharedIndex,
+  buildTenantIndex,
   createMetadataIndex,
   DeclaredFields,
   distributeStore,
-  hnswIndexDdl,
   type IndexBuildOptions,
   type IndexBuildResult,
   IndexedTenants,
   listMetadataIndexes,
   type MetadataIndex,
   type MetadataIndexOptions,
+  dropStore,
+  ensureStoreRowSecurity,
+  grantStore,
+  storeMigrationSql,
+  type StoreMigrationOptions,
+  storeObject,
   storeStats,
   type StoreStats,
-  tenantPartition,
   type TenantTuning,
   TuningCache,
 } from './schema/index.js'
 import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
+import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../db/row-security.js'
+import { scopedHandle } from '../db/scoped-handle.js'
 import type { Database } from '../db/database.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/object-migrations.js'
@@ -32,9 +37,7 @@ import {
   renderStatements,
   type ResolvedStoreConfig,
   resolveStoreConfig,
-  storeIndexNames,
   type StoreStatements,
-  tenantIndexName,
 } from './config/index.js'
 import {
   type FilteredStatements,
@@ -78,12 +81,18 @@ export class PgVectorStore {
   readonly #indexed: IndexedTenants
   readonly #filtered: FilteredStatements
   readonly #fields: DeclaredFields
+  /** The handle as given; `#db` is it scoped to every tenant under row-level security. */
+  readonly #raw: Database
   readonly #verdicts = new FilterVerdicts()
   readonly #sampler: QuerySampler | undefined
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
-  private constructor(db: Database, config: ResolvedStoreConfig) {
+  private constructor(raw: Database, config: ResolvedStoreConfig) {
+    // Under row-level security the store's own fleet-wide work (tuning records, the query sample,
+    // reports) says so for its transactions, and each tenant handle sets its tenant.
+    const db = config.isolation === 'rls' ? scopedHandle(raw, { [ALL_TENANTS_SETTING]: 'on' }) : raw
+    this.#raw = raw
     this.#db = db
     this.config = config
     this.#sql = renderStatements(config)
@@ -113,23 +122,13 @@ export class PgVectorStore {
     // An adopted handle (the app's Kysely or pg.Pool) never went through connect(), which makes sure of
     // pgvector: do the same here, or fail with an error that names the fix, not `type "vector" does not exist`.
     await ensureVectorExtension(db)
-    const key = `store:${resolved.schema ?? 'public'}.${resolved.table}`
-    await migrateObject(
-      db,
-      key,
-      {
-        dimensions: resolved.dimensions,
-        distance: resolved.distance,
-        textSearchConfig: resolved.textSearchConfig,
-        fullText: resolved.fullText,
-        partitions: resolved.partitions,
-        vectorType: resolved.vectorType,
-        quantization: resolved.quantization,
-      },
-      chunksTableSteps(resolved),
-      // Stores created before a key was recorded had its old default.
-      { relation: resolved.qualified, recordedDefaults: { fullText: true, partitions: 0, vectorType: 'vector', quantization: 'none' } },
-    )
+    const object = storeObject(resolved)
+    await migrateObject(db, object.key, object.config, object.steps, {
+      relation: object.relation,
+      recordedDefaults: object.recordedDefaults,
+      migrate: resolved.migrate,
+      command: `\`npx pgscale migrate\` with this store in its config, or PgVectorStore.migration(config) in your migrations`,
+    })
     const { rows } = await sql<{ dims: number }>`
       select a.atttypmod as dims from pg_attribute a
       where a.attrelid = to_regclass(${resolved.qualified}) and a.attname = 'embedding' and not a.attisdropped`.execute(db)
@@ -139,11 +138,48 @@ export class PgVectorStore {
         `${resolved.qualified}.embedding is ${resolved.vectorType}(${dims ?? '?'}), the store is configured with ${resolved.dimensions} dimensions`,
       )
     }
+    await ensureStoreRowSecurity(db, resolved)
     await distributeStore(db, resolved)
     const store = new PgVectorStore(db, resolved)
     await store.#tuning.reload()
     await store.#fields.get()
     return store
+  }
+
+  /**
+   * The store's DDL as a Kysely migration, for apps that run DDL only at deploy time with their own
+   * `Migrator`: `up` creates (or upgrades) the tables as `open` would and, with `runtimeRole`,
+   * grants that role what the app needs at run time (DML on the store's tables, `SELECT` on the
+   * version table, `USAGE` on the schema); `down` drops the store. Afterwards the runtime role's
+   * `open` only reads the catalog.
+   *
+   * ### Examples
+   * ```ts
+   * const migrations = { '0002-rag-chunks': PgVectorStore.migration({ table: 'rag_chunks', dimensions: 384 }, { runtimeRole: 'app' }) }
+   * ```
+   */
+  static migration(config: PgVectorStoreConfig, options: StoreMigrationOptions = {}): Migration {
+    const resolved = resolveStoreConfig(config)
+    return {
+      up: async (db: Kysely<any>) => {
+        await (await PgVectorStore.open(db, { ...config, migrate: true, querySample: false })).close()
+        if (options.runtimeRole !== undefined) await grantStore(db, resolved, options.runtimeRole)
+      },
+      down: (db: Kysely<any>) => dropStore(db, resolved),
+    }
+  }
+
+  /**
+   * The same migration as plain SQL in one transaction (what `pgscale migrate --print` writes), for
+   * teams whose migrations are SQL files. Running it twice changes nothing the second time.
+   *
+   * ### Examples
+   * ```ts
+   * await writeFile('V7__rag_chunks.sql', await PgVectorStore.migrationSql({ dimensions: 384 }, { runtimeRole: 'app' }))
+   * ```
+   */
+  static migrationSql(config: PgVectorStoreConfig, options: StoreMigrationOptions = {}): Promise<string> {
+    return storeMigrationSql(resolveStoreConfig(config), options)
   }
 
   /**
@@ -163,14 +199,15 @@ export class PgVectorStore {
    * ```
    */
   forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
-    const db = options.transaction === undefined ? this.#db : joinTransaction(options.transaction)
+    const db = options.transaction === undefined ? this.#raw : joinTransaction(options.transaction)
     return this.#handle(db, tenantId, this.#sampler)
   }
 
   /** A tenant handle; without a sampler for the store's own measuring searches (tuning, recall). */
   #handle(db: Database, tenantId: string, sampler: QuerySampler | undefined): TenantStore {
+    const scoped = this.config.isolation === 'rls' ? scopedHandle(db === this.#db ? this.#raw : db, { [TENANT_SETTING]: tenantId }) : db
     return new TenantStore(
-      db,
+      scoped,
       this.config,
       this.#sql,
       tenantId,
@@ -211,15 +248,7 @@ export class PgVectorStore {
    * ```
    */
   async createIndex(options: IndexBuildOptions = {}): Promise<IndexBuildResult> {
-    const { m, efConstruction, settings } = buildParameters(this.config, options)
-    const name = storeIndexNames(this.config.table).sharedHnsw
-    const ddl = await hnswIndexDdl(this.#db, this.config, { name, m, efConstruction, concurrently: options.concurrently === true })
-    return buildIndex(
-      this.#db,
-      { schema: this.config.schema, name, qualifiedTable: this.config.qualified, ddl },
-      settings,
-      options,
-    ).finally(() => this.#indexed.invalidate())
+    return buildSharedIndex(this.#db, this.config, options).finally(() => this.#indexed.invalidate())
   }
 
   /**
@@ -234,23 +263,7 @@ export class PgVectorStore {
    */
   async createTenantIndex(tenantId: string, options: IndexBuildOptions = {}): Promise<IndexBuildResult> {
     assertId(tenantId, 'tenant id')
-    const { m, efConstruction, settings } = buildParameters(this.config, options)
-    const name = tenantIndexName(this.config.table, tenantId)
-    const partition = await tenantPartition(this.#db, this.config, tenantId)
-    const ddl = await hnswIndexDdl(this.#db, this.config, {
-      name,
-      m,
-      efConstruction,
-      concurrently: options.concurrently === true,
-      tenantId,
-      on: partition,
-    })
-    return buildIndex(
-      this.#db,
-      { schema: this.config.schema, name, qualifiedTable: partition ?? this.config.qualified, ddl },
-      settings,
-      options,
-    ).finally(() => this.#indexed.invalidate())
+    return buildTenantIndex(this.#db, this.config, tenantId, options).finally(() => this.#indexed.invalidate())
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node'
 import { checkProvider, provision, type ProvisionedDatabase } from '../../src/index.js'
-import { providers } from '../../src/bench-kit.js'
+import { providers, startPgBouncer, type PgBouncer } from '../../src/bench-kit.js'
 import type { TestTarget } from './test-target.js'
 
 /**
@@ -11,12 +11,15 @@ import type { TestTarget } from './test-target.js'
  * `PGSCALE_TEST_CITUS_WORKERS=N` (Citus installed; `local` provider) the server is a Citus
  * coordinator with N workers on loopback, and each file's database a Citus cluster of its own;
  * with `PGSCALE_TEST_DATABASE_URL` pointing at a Citus coordinator, the same from its workers.
+ * With `PGSCALE_TEST_PGBOUNCER=1` (a server provider, `pgbouncer` installed) every test file
+ * connects through PgBouncer in transaction mode with 3 server connections per database.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const requested = process.env.PGSCALE_TEST_PROVIDER ?? 'auto'
   const url = process.env.PGSCALE_TEST_DATABASE_URL
   const citusWorkers = Number(process.env.PGSCALE_TEST_CITUS_WORKERS ?? 0)
   let provisioned: ProvisionedDatabase | undefined
+  let bouncer: PgBouncer | undefined
   let target: TestTarget
   // Every registered provider with a URL other processes can use (all but the in-process one).
   const serverChecks = providers()
@@ -39,6 +42,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     })
     target = { provider: provisioned.info.provider, url: provisioned.url, skipped: provisioned.info.skipped }
     if (provisioned.info.citus?.workers) target.citusWorkers = provisioned.info.citus.workers
+    if (process.env.PGSCALE_TEST_PGBOUNCER === '1' && provisioned.url) {
+      bouncer = await startPgBouncer({ upstreamUrl: provisioned.url, poolMode: 'transaction', poolSize: 3 })
+      target = { ...target, url: bouncer.url, directUrl: provisioned.url, pooler: 'pgbouncer' }
+    }
     if (provisioned.info.provider === 'embedded') {
       await provisioned.stop()
       provisioned = undefined
@@ -52,12 +59,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     `[pgscale tests] provider=${target.provider}` +
       (info
         ? ` postgres=${info.serverVersion} pgvector=${info.pgvectorVersion}` +
-          (info.citus ? ` citus=${info.citus.version} workers=${info.citus.workers} (a Citus cluster per file)` : '')
+          (info.citus ? ` citus=${info.citus.version} workers=${info.citus.workers} (a Citus cluster per file)` : '') +
+          (bouncer ? ` through PgBouncer (transaction pooling, 3 server connections per database) on port ${bouncer.port}` : '')
         : ' (PGlite: PostgreSQL 17 + pgvector 0.8.1, one instance per file)') +
       (target.skipped.length ? `; skipped: ${target.skipped.map((s) => `${s.provider} (${s.reason})`).join('; ')}` : ''),
   )
   project.provide('pgscaleTarget', target)
   return async () => {
+    await bouncer?.stop()
     await provisioned?.stop()
   }
 }

@@ -9,8 +9,10 @@ import type { TestTarget } from './test-target.js'
 export interface TestDatabase {
   /** The handle, with pgvector installed. */
   readonly db: Database
-  /** Its URL (absent on `embedded`). */
+  /** Its URL (absent on `embedded`); a pooler's when the run goes through one. */
   readonly url?: string
+  /** Its URL on the server itself, bypassing a pooler (the same as `url` without one). */
+  readonly directUrl?: string
   /** What the run was provisioned with. */
   readonly target: TestTarget
 }
@@ -56,10 +58,11 @@ export function useTestDatabase(): TestDatabase {
       state.db = await connect(state.url)
       return
     }
-    const admin = await connect(target.url, { maxConnections: 1, requireVector: false })
+    // Databases are made and dropped on the server itself, not through a pooler in front of it.
+    const admin = await connect(target.directUrl ?? target.url, { maxConnections: 1, requireVector: false })
     await sql`create database ${sql.id(name)}`.execute(admin)
     state.url = withDatabase(target.url, name)
-    state.db = await connect(state.url)
+    state.db = await connect(state.url, target.pooler ? { pooler: 'transaction' } : {})
     state.drop = async () => {
       await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin)
       await admin.close()
@@ -78,6 +81,9 @@ export function useTestDatabase(): TestDatabase {
     },
     get url() {
       return state.url
+    },
+    get directUrl() {
+      return state.url && target.directUrl ? withDatabase(target.directUrl, new URL(state.url).pathname.slice(1)) : state.url
     },
     target,
   }

@@ -9,6 +9,10 @@ export interface TestTarget {
   skipped: SkippedProvider[]
   /** A Citus coordinator with this many workers: each file's database is a Citus cluster of its own. */
   citusWorkers?: number
+  /** Tests connect through a pooler (`PGSCALE_TEST_PGBOUNCER=1`): `url` is PgBouncer's, `directUrl` the server's. */
+  pooler?: 'pgbouncer'
+  /** The server itself, when `url` is a pooler's: for what must bypass it (creating databases, checking locks). */
+  directUrl?: string
 }
 
 declare module 'vitest' {

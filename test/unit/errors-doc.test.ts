@@ -31,6 +31,8 @@ describe('the error table in docs/database.md', () => {
       PlanRegressionError: new pgscale.PlanRegressionError('x', [], [], 'f').code,
       DatabaseError: new pgscale.DatabaseError({ message: 'x', code: '23505' }).code,
       MigrationError: new pgscale.MigrationError([], new Error('x')).code,
+      MigrationRequiredError: new pgscale.MigrationRequiredError('store:public.x', 'pgscale migrate', 'x').code,
+      PrivilegeError: new pgscale.PrivilegeError('optimize', 'owner', 'x').code,
     }
     for (const [name, code] of documented) expect(code, name).toBe(codes[name])
   })

@@ -1,13 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ProviderUnavailableError } from '../../errors.js'
 import type { LocalBinaries } from './local-binaries.js'
 import { registerExitCleanup } from './exit-cleanup.js'
 import { settingArgs, type ServerSettings } from './provider.js'
+import { freePort, postgresUser } from './local-process.js'
 
 /** A running throwaway cluster. */
 export interface LocalCluster {
@@ -35,40 +35,6 @@ function trackCluster(entry: { child: ChildProcess; dir: string }, add: boolean)
     unregisters.get(entry.child)?.()
     unregisters.delete(entry.child)
   }
-}
-
-/** The uid/gid of the `postgres` OS user; the server refuses to run as root. */
-function postgresUser(): { uid: number; gid: number } | undefined {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('postgres:'))
-  if (!line) {
-    throw new ProviderUnavailableError(
-      'local',
-      'running as root, and PostgreSQL refuses to run as root: create the postgres OS user (the postgresql package does) or run as another user',
-    )
-  }
-  const [, , uid, gid] = line.split(':')
-  return { uid: Number(uid), gid: Number(gid) }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', (err) =>
-      reject(new ProviderUnavailableError('local', `no free TCP port on 127.0.0.1: ${err.message}`, { cause: err })),
-    )
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new ProviderUnavailableError('local', 'no free TCP port on 127.0.0.1')),
-      )
-    })
-  })
 }
 
 function waitForReady(child: ChildProcess, logOf: () => string, timeoutMs: number): Promise<void> {

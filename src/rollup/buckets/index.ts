@@ -9,3 +9,4 @@ export * from './rollup-context.js' // parts, statements, locks and writes share
 export * from './refresh.js' // refreshAt and rebuild
 export * from './tracking.js' // track, untrack, refreshDirty and drain
 export * from './read.js' // read and readQuery
+export * from './rollup-migration-sql.js' // the rollup's DDL as plain SQL

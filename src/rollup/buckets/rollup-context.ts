@@ -98,11 +98,12 @@ export class RollupContext {
     }
   }
 
-  /** Runs DDL in one transaction under the rollup's DDL lock (two `track` at once take turns). */
-  async ddl(db: Kysely<any>, statements: readonly string[]): Promise<void> {
+  /** Runs DDL (then `after`) in one transaction under the rollup's DDL lock (two `track` at once take turns). */
+  async ddl(db: Kysely<any>, statements: readonly string[], after?: (trx: Kysely<any>) => Promise<void>): Promise<void> {
     const run = async (trx: Kysely<any>) => {
       await trx.executeQuery(CompiledQuery.raw(advisoryXactLock(this.lockClass, [int32Hash('pgscale.rollup.track')])))
       for (const text of statements) await trx.executeQuery(CompiledQuery.raw(text))
+      await after?.(trx)
     }
     await (db.isTransaction ? run(db) : db.transaction().execute(run))
   }

@@ -1,7 +1,19 @@
-import { CompiledQuery, type Kysely } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type Migration } from 'kysely'
 import { InvalidArgumentError } from '../../errors.js'
-import { assertTenantId, type DrainOptions, type RefreshDirtyOptions } from '../config/index.js'
-import { assertTrackable, claimDirtyKeys, pendingDirtyRows, trackingDdl, untrackingDdl } from '../schema/index.js'
+import { assertTenantId, dirtyKeyNames, type DrainOptions, type RefreshDirtyOptions, type RollupMigrationOptions } from '../config/index.js'
+import { assertMayAlter } from '../../db/privileges.js'
+import {
+  assertTrackable,
+  claimDirtyKeys,
+  forgetRollup,
+  pendingDirtyRows,
+  recordRollup,
+  tableGrants,
+  trackingCommentStatement,
+  trackingDdl,
+  trackingState,
+  untrackingDdl,
+} from '../schema/index.js'
 import type { RollupContext } from './rollup-context.js'
 
 /**
@@ -15,9 +27,12 @@ import type { RollupContext } from './rollup-context.js'
  */
 export async function track(ctx: RollupContext, db: Kysely<any>): Promise<void> {
   const plain = db.withoutPlugins()
-  const atKind = await ctx.validate(plain)
-  await assertTrackable(plain, ctx.parts)
-  await ctx.ddl(plain, trackingDdl({ ...ctx.parts, atKind }))
+  const parts = { ...ctx.parts, atKind: await ctx.validate(plain) }
+  // Tracked already with this definition: the catalog says so, and nothing needs creating.
+  if ((await trackingState(plain, parts)) === 'current') return
+  await assertMayAlter(plain, parts.source, 'track', 'creates triggers')
+  await assertTrackable(plain, parts)
+  await ctx.ddl(plain, [...trackingDdl(parts), trackingCommentStatement(parts)], (trx) => recordRollup(trx, parts))
 }
 
 /**
@@ -29,7 +44,39 @@ export async function track(ctx: RollupContext, db: Kysely<any>): Promise<void> 
  * ```
  */
 export async function untrack(ctx: RollupContext, db: Kysely<any>): Promise<void> {
-  await ctx.ddl(db.withoutPlugins(), untrackingDdl(ctx.parts))
+  const plain = db.withoutPlugins()
+  if ((await trackingState(plain, ctx.parts)) === 'none') return
+  await assertMayAlter(plain, ctx.parts.source, 'untrack', 'drops triggers')
+  await ctx.ddl(plain, untrackingDdl(ctx.parts), (trx) => forgetRollup(trx, ctx.parts))
+}
+
+/**
+ * `track` as a Kysely migration, for apps that run DDL only at deploy time: `up` tracks (and grants
+ * the runtime role `SELECT, INSERT, DELETE` on the dirty-key log: writers of the source insert into
+ * it, drainers claim and delete), `down` untracks.
+ *
+ * ### Examples
+ * ```ts
+ * const migrations = { '0004-track-expenses': trackingMigration(ctx, { runtimeRole: 'app' }) }
+ * ```
+ */
+export function trackingMigration(ctx: RollupContext, options: RollupMigrationOptions = {}): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await track(ctx, db)
+      const { schema } = splitQualified(dirtyKeyNames(ctx.parts).log)
+      for (const grant of tableGrants(schema, dirtyKeyNames(ctx.parts).log, options.runtimeRole)) await sql.raw(grant).execute(db)
+    },
+    async down(db: Kysely<any>) {
+      await untrack(ctx, db)
+    },
+  }
+}
+
+/** The schema of a quoted `"schema"."name"` (undefined for a bare `"name"`). */
+function splitQualified(quoted: string): { schema?: string } {
+  const parts = quoted.split('"."')
+  return parts.length === 2 ? { schema: parts[0]!.replace(/^"/, '') } : {}
 }
 
 /**

@@ -29,14 +29,30 @@ export interface RollupTable {
    */
   create(db: Kysely<any>): Promise<void>
   /**
+   * The statements `create` runs on a server without the table, as SQL text: the sketch
+   * extensions its measures need, then the table.
+   *
+   * ### Examples
+   * ```ts
+   * console.log(expensesMonthly.ddl().join(';\n'))
+   * ```
+   */
+  ddl(): string[]
+  /**
    * The same as a Kysely migration, for apps that use the Migrator.
    *
    * ### Examples
    * ```ts
-   * const migrations = { '2025-01-expenses-monthly': expensesMonthly.migration() }
+   * const migrations = { '2025-01-expenses-monthly': expensesMonthly.migration({ runtimeRole: 'app' }) }
    * ```
    */
-  migration(): Migration
+  migration(options?: RollupMigrationOptions): Migration
+}
+
+/** Options of a rollup's migrations (`rollupTable(…).migration`, `rollup.trackingMigration`). */
+export interface RollupMigrationOptions {
+  /** The app's runtime role: granted `SELECT, INSERT, UPDATE, DELETE` on what the migration creates (and `USAGE` on its schema). */
+  runtimeRole?: string
 }
 
 /** How the source's time column is compared with a local month's bounds. */

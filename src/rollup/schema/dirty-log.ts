@@ -146,3 +146,33 @@ export async function assertTrackable(db: Kysely<any>, parts: RollupParts): Prom
         `they would run on the shards, where the dirty-key log is out of reach): keep ${parts.source}'s rollup fresh with refreshAt after writes and rebuild`,
     )
 }
+
+/** The dirty-key log's backlog: rows waiting (counted up to `limit`), and the oldest's age. */
+export interface DirtyLogStats {
+  /** Rows waiting, counted up to `limit`; `capped` when there are more. */
+  rows: number
+  capped: boolean
+  /** When the oldest waiting key was marked (null when the log is empty or missing). */
+  oldestMarkedAt: Date | null
+}
+
+/**
+ * How far behind the drainers are: the log's rows, counted up to `limit` (a bounded count stays
+ * cheap however long the backlog), and the oldest key's mark time. A rollup never tracked has
+ * an empty backlog.
+ *
+ * ### Examples
+ * ```ts
+ * const { rows, oldestMarkedAt } = await dirtyLogStats(db, parts) // { rows: 12, capped: false, oldestMarkedAt: 2026-12-01T… }
+ * ```
+ */
+export async function dirtyLogStats(db: Kysely<any>, parts: RollupParts, limit = 100_000): Promise<DirtyLogStats> {
+  const log = dirtyKeyNames(parts).log
+  const { rows: present } = await sql<{ r: boolean }>`select to_regclass(${log}) is not null as r`.execute(db)
+  if (!present[0]?.r) return { rows: 0, capped: false, oldestMarkedAt: null }
+  const { rows } = await sql<{ n: number; oldest: Date | null }>`
+    select (select count(*)::int from (select 1 from ${sql.raw(log)} limit ${limit + 1}) as l) as n,
+      (select min(marked_at) from ${sql.raw(log)}) as oldest`.execute(db)
+  const n = rows[0]?.n ?? 0
+  return { rows: Math.min(n, limit), capped: n > limit, oldestMarkedAt: rows[0]?.oldest ?? null }
+}

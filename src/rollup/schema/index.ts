@@ -12,3 +12,5 @@ export * from './source-index.js' // the covering index refreshes want
 export * from './rollup-distribution.js' // colocated with the source on Citus
 export * from './dirty-log.js' // tracking DDL, claims and pending keys
 export * from './server-checks.js' // zone, columns, measures and the at column's type
+export * from './tracking-state.js' // whether a source is tracked, from the catalog
+export * from './rollup-record.js' // tracked rollups' definitions, recorded for the ops CLI

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { hasCitusExtension } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
-import { int32Hash } from '../../sql/advisory-lock.js'
+import { withLease } from '../../db/lease-lock.js'
 import type { RollupParts } from '../config/index.js'
 
 /**
@@ -34,17 +34,11 @@ export async function distributeRollup(db: Kysely<any>, parts: Pick<RollupParts,
   }
   // Two callers at once take turns (found by a test: the second failed with 42P16, "already
   // distributed"); each checks after the lock.
-  const keys = sql.raw(`${int32Hash('pgscale.rollup-distribute')}, ${int32Hash(parts.target.qualified)}`)
-  await db.connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(${keys})`.execute(conn)
-    try {
-      const { rows: done } = await sql<{ done: boolean }>`
-        select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${parts.target.qualified})) as done`.execute(conn)
-      if (!done[0]?.done) {
-        await sql`select create_distributed_table(${parts.target.qualified}, 'tenant_id', colocate_with => ${parts.source})`.execute(conn)
-      }
-    } finally {
-      await sql`select pg_advisory_unlock(${keys})`.execute(conn).catch(() => {})
+  await withLease(db, `pgscale.rollup-distribute:${parts.target.qualified}`, async () => {
+    const { rows: done } = await sql<{ done: boolean }>`
+      select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${parts.target.qualified})) as done`.execute(db)
+    if (!done[0]?.done) {
+      await sql`select create_distributed_table(${parts.target.qualified}, 'tenant_id', colocate_with => ${parts.source})`.execute(db)
     }
   })
 }

@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
 import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
-import { assertColumnType, sketchKind, type RollupTable, type RollupTableConfig } from '../config/index.js'
+import { assertColumnType, sketchKind, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from '../config/index.js'
 import { ensureSketchExtensions } from './sketch-extensions.js'
 
 /**
@@ -42,8 +42,7 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
   const qualified = quoteQualified(schema, table)
 
   const sketches = measures.flatMap((m) => sketchKind(m.type) ?? [])
-  const create = async (db: Kysely<any>) => {
-    if (sketches.length) await ensureSketchExtensions(db, sketches)
+  const tableDdl = () => {
     const definitions = [
       `tenant_id ${tenantType} not null`,
       'month date not null',
@@ -52,7 +51,14 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
       `constraint "${fitIdentifier(table, 'key')}" unique nulls not distinct (tenant_id, month${groupBy.map((g) => `, "${g.name}"`).join('')})`,
       `constraint "${fitIdentifier(table, 'month_is_first_day')}" check (extract(day from month) = 1)`,
     ]
-    await sql.raw(`create table if not exists ${qualified} (\n  ${definitions.join(',\n  ')}\n)`).execute(db)
+    return `create table if not exists ${qualified} (\n  ${definitions.join(',\n  ')}\n)`
+  }
+  const create = async (db: Kysely<any>) => {
+    // There already (the usual case once deployed): nothing to create, so any role may call it.
+    const { rows } = await sql<{ present: boolean }>`select to_regclass(${qualified}) is not null as present`.execute(db)
+    if (rows[0]?.present) return
+    if (sketches.length) await ensureSketchExtensions(db, sketches)
+    await sql.raw(tableDdl()).execute(db)
   }
   return {
     name,
@@ -61,8 +67,12 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     measures,
     tenantType,
     create,
-    migration: () => ({
-      up: create,
+    ddl: () => [...new Set(sketches)].map((kind) => `create extension if not exists ${kind}`).concat(tableDdl()),
+    migration: (options: RollupMigrationOptions = {}) => ({
+      up: async (db: Kysely<any>) => {
+        await create(db)
+        for (const grant of tableGrants(schema, qualified, options.runtimeRole)) await sql.raw(grant).execute(db)
+      },
       down: async (db: Kysely<any>) => void (await sql.raw(`drop table if exists ${qualified}`).execute(db)),
     }),
   }
@@ -74,4 +84,22 @@ export async function existingColumns(db: Database, qualified: string): Promise<
     select attname as name from pg_attribute
     where attrelid = to_regclass(${qualified}) and attnum > 0 and not attisdropped order by attnum`.execute(db)
   return rows.map((r) => r.name)
+}
+
+/**
+ * What a runtime role needs on a table pgscale created: `USAGE` on its schema and `SELECT,
+ * INSERT, UPDATE, DELETE` on it; nothing without a role.
+ *
+ * ### Examples
+ * ```ts
+ * tableGrants(undefined, '"expenses_monthly"', 'app') // ['grant usage on schema "public" to "app"', …]
+ * ```
+ */
+export function tableGrants(schema: string | undefined, qualified: string, role: string | undefined): string[] {
+  if (role === undefined) return []
+  const grantee = `"${assertIdentifier(role, 'runtime role')}"`
+  return [
+    `grant usage on schema "${schema ?? 'public'}" to ${grantee}`,
+    `grant select, insert, update, delete on ${qualified} to ${grantee}`,
+  ]
 }

@@ -67,6 +67,22 @@ export interface PgVectorStoreConfig {
    * path, in batches (src/store/query-sample.ts).
    */
   querySample?: QuerySampleOptions | false
+  /**
+   * Whether `open` may create or upgrade the store's tables. `true` (default): it does when they
+   * are missing or older — and only then, so a role with DML rights alone opens a store that is up
+   * to date. `false`: never; a store that is not at its version is a `MigrationRequiredError`
+   * (deployments that run DDL only at deploy time, through `PgVectorStore.migration` or
+   * `pgscale migrate`).
+   */
+  migrate?: boolean
+  /**
+   * `'rls'`: row-level security on every table of the store (chunks, tuning, query sample, recall
+   * monitor), keyed on `pgscale.tenant_id`, which every statement of a tenant handle sets for its
+   * transaction: the app's own SQL on its runtime role then reads and writes only the tenant it
+   * set, and a statement without it reads nothing (docs/database.md, "Deploying"). The policies
+   * are created with the tables (or by the migration, on a store made before). Default `'none'`.
+   */
+  isolation?: 'none' | 'rls'
 }
 
 /** The validated, complete configuration. */
@@ -95,6 +111,8 @@ export interface ResolvedStoreConfig {
   /** Citus distribution by tenant_id (shard count, or the cluster's default), none, or when Citus is there. */
   distributed: false | 'auto' | { shardCount?: number }
   querySample: ResolvedQuerySample
+  migrate: boolean
+  isolation: 'none' | 'rls'
 }
 
 const DISTANCES: readonly Distance[] = ['cosine', 'l2', 'inner_product']
@@ -150,6 +168,8 @@ export function resolveStoreConfig(config: PgVectorStoreConfig): ResolvedStoreCo
     partitions,
     distributed,
     querySample: resolveQuerySample(config.querySample),
+    migrate: resolveBoolean(config.migrate, true, 'migrate'),
+    isolation: resolveIsolation(config.isolation),
   }
 }
 
@@ -163,6 +183,17 @@ function resolveDistribution(value: PgVectorStoreConfig['distributed'], partitio
     throw new InvalidArgumentError(`distributed must be 'auto', true, false or { shardCount }, got ${JSON.stringify(value)}`)
   if (value.shardCount !== undefined) assertIntegerIn(value.shardCount, 1, 64_000, 'distributed.shardCount')
   return value.shardCount === undefined ? {} : { shardCount: value.shardCount }
+}
+
+function resolveIsolation(value: unknown): 'none' | 'rls' {
+  if (value === undefined || value === 'none' || value === 'rls') return value ?? 'none'
+  throw new InvalidArgumentError(`isolation must be 'none' or 'rls', got ${JSON.stringify(value)}`)
+}
+
+function resolveBoolean(value: unknown, fallback: boolean, what: string): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be true or false, got ${JSON.stringify(value)}`)
+  return value
 }
 
 /** `hnsw.ef_search` accepts 1..1000. */

@@ -1,7 +1,8 @@
-import { CompiledQuery, type Transaction } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
 import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import type { Database, DatabaseTransaction } from '../../db/database.js'
 import type { LocalSettings } from '../../db/local-settings.js'
+import { assertMayAlter } from '../../db/privileges.js'
 import { InvalidArgumentError, PgScaleError } from '../../errors.js'
 import { BinaryCopyWriter, chunkFull } from './binary-copy.js'
 import { assertEmbedding, assertId, assertMetadata, toVectorLiteral, type Embedding } from './embedding.js'
@@ -128,8 +129,9 @@ export async function ingestRows(
   await db.transaction(
     async (trx) => {
       const after = plan.prepare ? await plan.prepare(trx) : []
-      if (db.capabilities.copy === 'none') await insertBatches(trx, plan, nextRow)
-      else await copyBatches(trx, plan, nextRow, db.capabilities.copy === 'stream' ? Number.POSITIVE_INFINITY : BUFFERED_COPY_ROWS)
+      const copy = (await copyRefused(trx, plan.config, db.capabilities.copy)) ? 'none' : db.capabilities.copy
+      if (copy === 'none') await insertBatches(trx, plan, nextRow)
+      else await copyBatches(trx, plan, nextRow, copy === 'stream' ? Number.POSITIVE_INFINITY : BUFFERED_COPY_ROWS)
       for (const text of after) await trx.executeQuery(CompiledQuery.raw(text))
     },
     { settings: plan.settings },
@@ -281,6 +283,8 @@ export async function bulkIngestWithIndexes(
     const current = (await estimatedRows(db, config)) ?? 0
     rebuild = options.expectedRows >= 50_000 && options.expectedRows >= 0.25 * current
   }
+  // Dropping and rebuilding indexes is DDL: a role that does not own the table is refused first.
+  if (rebuild) await assertMayAlter(db, config.qualified, 'bulkIngest', "with indexStrategy 'rebuild' drops and rebuilds indexes")
   // Rebuilding defers the full-text GIN too: maintaining it row by row costs more than building it
   // after. Rebuilding loads of one table take turns (an advisory lock first in the transaction), and
   // each reads the indexes to drop after the lock: a load that waited sees the indexes the one before
@@ -310,4 +314,19 @@ export async function bulkIngestWithIndexes(
     )
   }
   return { ...result, rebuiltIndexes: deferred, hints }
+}
+
+/**
+ * Whether this load must use INSERTs instead of the COPY the handle offers: PostgreSQL refuses
+ * `COPY FROM` to a role under row-level security (`isolation: 'rls'`, the app's runtime role), and
+ * PGlite reads COPY data from a file in its own process, which only members of
+ * `pg_read_server_files` may (a superuser is; the runtime role is not). Asked only where it can
+ * apply, in the load's transaction.
+ */
+async function copyRefused(trx: Kysely<any>, config: ResolvedStoreConfig, copy: 'stream' | 'buffered' | 'none'): Promise<boolean> {
+  if (copy === 'none' || (copy === 'stream' && config.isolation !== 'rls')) return false
+  const { rows } = await sql<{ refused: boolean }>`
+    select row_security_active(${config.qualified}::regclass)
+      or (${copy} = 'buffered' and not pg_has_role(current_user, 'pg_read_server_files', 'USAGE')) as refused`.execute(trx)
+  return rows[0]?.refused === true
 }

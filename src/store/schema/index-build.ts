@@ -2,6 +2,7 @@ import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { shardIndexSizes } from './shard-index-sizes.js'
 import { renderSessionSettings } from '../../db/local-settings.js'
+import { withLease } from '../../db/lease-lock.js'
 import { DatabaseError, IndexBuildError, InvalidArgumentError } from '../../errors.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
 import { quoteQualified } from '../../sql/quote.js'
@@ -210,9 +211,8 @@ export async function capBuildMemory(
  * Runs `build` holding a lock on the index's name. A plain build runs in a transaction with the
  * build's `SET LOCAL` settings and a transaction-level advisory lock. `CREATE INDEX CONCURRENTLY`
  * cannot run in a transaction block: its settings are set for the session and reset afterwards
- * (only those; an app's pool keeps its own), and the lock is a session-level one taken with
- * `pg_try_advisory_lock` in a polling loop — a waiting `pg_advisory_lock` would hold a snapshot
- * the holder's concurrent build waits for, a deadlock.
+ * (only those; an app's pool keeps its own; none behind a transaction pooler, where the server's
+ * apply), and the lock is the table's maintenance lease.
  */
 async function withIndexLock<T>(
   db: Database,
@@ -222,10 +222,16 @@ async function withIndexLock<T>(
   build: (conn: Kysely<any>) => Promise<T>,
 ): Promise<T> {
   if (!concurrently) {
+    // A plain build beside a concurrent one on the same table deadlocks (its ShareLock waits behind the
+    // concurrent build's lock, which waits for the plain build's transaction): builds of a table take turns.
     const keys = `${int32Hash('pgscale.index')}, ${int32Hash(index.name)}`
-    return db.transaction((trx) => build(trx), { settings, prelude: [`SELECT pg_advisory_xact_lock(${keys})`] })
+    return withLease(db, `pgscale.maintenance:${index.lockTable}`, () =>
+      db.transaction((trx) => build(trx), { settings, prelude: [`SELECT pg_advisory_xact_lock(${keys})`] }),
+    )
   }
-  const { set, reset } = renderSessionSettings(settings)
+  // Behind a transaction pooler nothing is set for a session: the SET could land on another server
+  // connection than the build, and stay there for another client.
+  const { set, reset } = db.capabilities.transactionPooled ? { set: '', reset: '' } : renderSessionSettings(settings)
   return withTableMaintenanceLock(db, index.lockTable, async (conn) => {
     try {
       if (set) await conn.executeQuery(CompiledQuery.raw(set))
@@ -237,8 +243,9 @@ async function withIndexLock<T>(
 }
 
 /**
- * Runs `work` on one connection holding a table's maintenance lock: a session-level advisory lock,
- * polled with `pg_try_advisory_lock` (a waiting `pg_advisory_lock` would hold a snapshot). Concurrent
+ * Runs `work` on one connection holding a table's maintenance lock: a lease (`withLease`, a row
+ * claimed and polled for, which holds through a transaction pooler as a session lock would not;
+ * a waiting lock would hold a snapshot the holder's build waits for). Concurrent
  * index builds, `DROP INDEX CONCURRENTLY` and `ANALYZE` of one table take turns on it: each of them
  * waits for the transactions older than its own, and a partial index is never "safe" to skip, so
  * two at once — two `optimize({ concurrently: true })` building different tenants' indexes — ended
@@ -254,19 +261,7 @@ export async function withTableMaintenanceLock<T>(
   qualifiedTable: string,
   work: (conn: Kysely<any>) => Promise<T>,
 ): Promise<T> {
-  const keys = `${int32Hash('pgscale.maintenance')}, ${int32Hash(qualifiedTable)}`
-  return db.connection().execute(async (conn) => {
-    for (;;) {
-      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${sql.raw(keys)}) as locked`.execute(conn)
-      if (rows[0]?.locked) break
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    try {
-      return await work(conn)
-    } finally {
-      await sql`select pg_advisory_unlock(${sql.raw(keys)})`.execute(conn).catch(() => {})
-    }
-  })
+  return withLease(db, `pgscale.maintenance:${qualifiedTable}`, () => db.connection().execute(work))
 }
 
 /** Whether an index exists, its size, and whether it is valid (a failed concurrent build leaves it INVALID). */

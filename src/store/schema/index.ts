@@ -17,3 +17,6 @@ export * from './store-catalog.js' // the table, its partitions and indexes from
 export * from './indexed-tenants.js' // which tenants an index serves
 export * from './store-stats.js' // rows, tenants and bytes
 export * from './tenant-tuning.js' // each tenant's tuned ef_search
+export * from './store-objects.js' // the store as a versioned object: key, steps, tables, grants
+export * from './hnsw-builds.js' // the shared and per-tenant HNSW builds
+export * from './store-migration.js' // a store's DDL as a migration and as plain SQL

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { assertMayAlter } from '../../db/privileges.js'
 import { InvalidArgumentError } from '../../errors.js'
 import { parseFilter } from '../../filter/filter-tree.js'
 import { isoInstantFunction } from '../../filter/iso-instant.js'
@@ -75,6 +76,10 @@ export async function createMetadataIndex(
   }
   const name = metadataIndexName(config.table, field.path, field.type)
   const expression = fieldExpression('metadata', field.path, field.type, isoInstantFunction(config.schema))
+  // Declared already (its index built and its comment written): nothing to do, whoever asks.
+  const declared = (await listMetadataIndexes(db, config)).find((index) => index.name === name)
+  if (declared) return declared
+  await assertMayAlter(db, config.qualified, 'createMetadataIndex', 'builds an expression index')
   // The index build the HNSW indexes use: builders of one index take turns on its lock, an INVALID
   // leftover of a failed concurrent build is dropped first, and a built index is found and kept.
   const ddl = `create index ${concurrently ? 'concurrently ' : ''}if not exists "${name}" on ${config.qualified} (tenant_id, (${expression}))`

@@ -1,5 +1,6 @@
 import { assertEmbedding, assertId, type Embedding } from '../ingest/index.js'
 import { type QuerySampler, tenantSample, type TenantStore } from '../tenant/index.js'
+import { assertMayAlter } from '../../db/privileges.js'
 import { CompiledQuery, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
@@ -159,6 +160,7 @@ export async function applyTenantTiers(store: TieredStore, options: OptimizeOpti
   }
   const maxOwnIndexes = perTable * Math.max(1, store.config.partitions)
   const given = givenQueries(options.queries, store.config)
+  await assertMayAlter(store.db, store.config.qualified, 'optimize', 'builds and drops HNSW indexes and runs ANALYZE')
   const sizes = await tenantSizes(store.db, store.config)
   const existing = new Set(await hnswIndexNames(store.db, store.config))
   const prefix = storeIndexNames(store.config.table).tenantPrefix

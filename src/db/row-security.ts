@@ -1,0 +1,54 @@
+import { sql, type Kysely } from 'kysely'
+
+/** The setting a tenant's statements carry, which row-level security policies compare with. */
+export const TENANT_SETTING = 'pgscale.tenant_id'
+/** The setting pgscale's own fleet-wide work carries (drains, the query sample's flush, reports). */
+export const ALL_TENANTS_SETTING = 'pgscale.all_tenants'
+
+/** The policy's name on every table pgscale protects. */
+export const POLICY = 'pgscale_tenant'
+
+/** The condition of the policy: the row's tenant is the transaction's, or pgscale's fleet-wide work runs. */
+function visible(tenantColumn: string): string {
+  return `(${tenantColumn}::text = current_setting('${TENANT_SETTING}', true) or current_setting('${ALL_TENANTS_SETTING}', true) = 'on')`
+}
+
+/**
+ * Row-level security on `table` keyed on the transaction's `pgscale.tenant_id`: a statement sees
+ * and writes only rows of the tenant it set, and a statement without it sees nothing —
+ * the guard for the app's own SQL on the runtime role. `insert: 'any'` lets any statement append
+ * (a dirty-key log written by triggers of the app's writes) while reads, updates and deletes stay
+ * scoped. Idempotent. The table's owner, superusers and `BYPASSRLS` roles are not subject to it.
+ *
+ * ### Examples
+ * ```ts
+ * for (const s of rowSecurityDdl('"rag_chunks"')) await sql.raw(s).execute(db)
+ * ```
+ */
+export function rowSecurityDdl(table: string, options: { tenantColumn?: string; insert?: 'scoped' | 'any' } = {}): string[] {
+  const condition = visible(options.tenantColumn ?? 'tenant_id')
+  const statements = [`alter table ${table} enable row level security`, `drop policy if exists ${POLICY} on ${table}`]
+  if (options.insert === 'any') {
+    statements.push(`drop policy if exists ${POLICY}_append on ${table}`)
+    statements.push(`create policy ${POLICY} on ${table} for all using ${condition} with check ${condition}`)
+    statements.push(`create policy ${POLICY}_append on ${table} for insert with check (true)`)
+  } else statements.push(`create policy ${POLICY} on ${table} for all using ${condition} with check ${condition}`)
+  return statements
+}
+
+/**
+ * Whether every table has row-level security on and pgscale's policy, read from the catalog.
+ *
+ * ### Examples
+ * ```ts
+ * await rowSecurityOn(db, ['"rag_chunks"']) // true once the migration ran
+ * ```
+ */
+export async function rowSecurityOn(db: Kysely<any>, tables: readonly string[]): Promise<boolean> {
+  if (tables.length === 0) return true
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from pg_class c
+    where c.oid = any(array[${sql.join(tables.map((t) => sql`to_regclass(${t})`))}]::regclass[])
+      and c.relrowsecurity and exists (select 1 from pg_policy p where p.polrelid = c.oid and p.polname = ${POLICY})`.execute(db)
+  return rows[0]?.n === tables.length
+}

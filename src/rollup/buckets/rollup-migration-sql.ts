@@ -1,0 +1,45 @@
+import type { Kysely } from 'kysely'
+import { objectMigrationSql } from '../../db/object-migration-sql.js'
+import { dirtyKeyNames, type RollupMigrationOptions } from '../config/index.js'
+import { rollupKey, rollupRecord, tableGrants, trackingCommentStatement, trackingDdl } from '../schema/index.js'
+import type { RollupContext } from './rollup-context.js'
+
+/** The schema of a quoted `"schema"."name"` (undefined for a bare `"name"`). */
+function schemaOf(quoted: string): string | undefined {
+  const parts = quoted.split('"."')
+  return parts.length === 2 ? parts[0]!.replace(/^"/, '') : undefined
+}
+
+/**
+ * A rollup's DDL as one transaction of plain SQL (what `pgscale migrate --print` writes): its
+ * table (and the sketch extensions its measures need), with `track` its dirty-key log, trigger
+ * function and triggers and the record `MonthlyRollup.tracked` reads, and the runtime role's
+ * grants. Tracking needs the source's `at` column type, read from `db` (no DDL).
+ *
+ * ### Examples
+ * ```ts
+ * await writeFile('V8__expenses_monthly.sql', await rollupMigrationSql(ctx, db, { runtimeRole: 'app', track: true }))
+ * ```
+ */
+export async function rollupMigrationSql(
+  ctx: RollupContext,
+  db: Kysely<any>,
+  options: RollupMigrationOptions & { track?: boolean } = {},
+): Promise<string> {
+  const { target } = ctx.parts
+  const track = options.track !== false
+  const parts = track ? { ...ctx.parts, atKind: await ctx.validate(db.withoutPlugins()) } : ctx.parts
+  const log = dirtyKeyNames(parts).log
+  return objectMigrationSql({
+    key: rollupKey(parts),
+    config: ((track ? rollupRecord(parts) : undefined) ?? { target: target.name }) as unknown as Record<string, unknown>,
+    version: 1,
+    checkConfig: false,
+    record: track,
+    statements: [...target.ddl(), ...(track ? [...trackingDdl(parts), trackingCommentStatement(parts)] : [])],
+    after: [
+      ...tableGrants(schemaOf(target.qualified), target.qualified, options.runtimeRole),
+      ...(track ? tableGrants(schemaOf(log), log, options.runtimeRole) : []),
+    ],
+  })
+}

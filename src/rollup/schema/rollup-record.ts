@@ -1,0 +1,113 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { OBJECT_VERSION_TABLE } from '../../db/object-migrations.js'
+import { assertQualifiedName } from '../../sql/identifier.js'
+import { inlineParameters, isInlineValue } from '../../sql/literal.js'
+import { compileSql } from '../../sql/statement-template.js'
+import type { RollupParts } from '../config/index.js'
+
+/** A tracked rollup's definition as `track` records it: enough to rebuild the `MonthlyRollup` (the ops CLI's `drain`). */
+export interface RecordedRollup {
+  source: string
+  target: {
+    name: string
+    groupBy: Array<{ name: string; type: string }>
+    measures: Array<{ name: string; type: string }>
+    tenantType: string
+  }
+  at: string
+  tenant: string
+  groupBy: string[]
+  /** Each measure's aggregate as SQL text (values inlined by the proven-safe literal renderer). */
+  measures: Array<{ name: string; sql: string }>
+  where: string | null
+  zone: string
+}
+
+const KIND = 'rollup:'
+
+/** The rollup's key in `pgscale_object_version`: `rollup:public.expenses_monthly`. */
+export function rollupKey(parts: Pick<RollupParts, 'target'>): string {
+  const { schema, name } = assertQualifiedName(parts.target.name, 'rollup table name')
+  return `${KIND}${schema ?? 'public'}.${name}`
+}
+
+/** A fragment as text with its values inlined, or undefined when a value cannot be (a Date, a buffer). */
+function fragmentText(fragment: RawBuilder<unknown>): string | undefined {
+  const { sql: text, parameters } = compileSql(fragment)
+  if (!parameters.every(isInlineValue)) return undefined
+  return parameters.length ? inlineParameters(text, parameters) : text
+}
+
+/**
+ * Records the rollup's definition in `pgscale_object_version` (in `track`'s transaction), so tools
+ * that were not given the app's code — `pgscale drain`, `pgscale doctor` — find every tracked
+ * rollup. A definition whose fragments hold values that cannot be rendered as SQL text is not
+ * recorded (those tools then need it in their config module).
+ *
+ * ### Examples
+ * ```ts
+ * await recordRollup(trx, parts)
+ * ```
+ */
+export async function recordRollup(trx: Kysely<any>, parts: RollupParts): Promise<void> {
+  const record = rollupRecord(parts)
+  if (!record) return
+  await sql`create table if not exists ${sql.table(OBJECT_VERSION_TABLE)} (object text primary key, version integer not null, config jsonb not null)`.execute(
+    trx,
+  )
+  await sql`insert into ${sql.table(OBJECT_VERSION_TABLE)} (object, version, config)
+    values (${rollupKey(parts)}, 1, ${JSON.stringify(record)}::jsonb)
+    on conflict (object) do update set version = excluded.version, config = excluded.config`.execute(trx)
+}
+
+/**
+ * The record of a rollup's definition, or undefined when a fragment holds a value that cannot be
+ * rendered as SQL text.
+ *
+ * ### Examples
+ * ```ts
+ * rollupRecord(parts)?.measures // [{ name: 'total', sql: 'sum(amount)' }, …]
+ * ```
+ */
+export function rollupRecord(parts: RollupParts): RecordedRollup | undefined {
+  const measures = parts.measures.map((m) => ({ name: m.name, sql: fragmentText(m.expression) }))
+  const where = parts.where ? fragmentText(parts.where) : null
+  if (measures.some((m) => m.sql === undefined) || where === undefined) return undefined
+  return {
+    source: parts.source.replaceAll('"', ''),
+    target: {
+      name: parts.target.name,
+      groupBy: [...parts.target.groupBy],
+      measures: [...parts.target.measures],
+      tenantType: parts.target.tenantType,
+    },
+    at: parts.at,
+    tenant: parts.tenant,
+    groupBy: [...parts.groupBy],
+    measures: measures as RecordedRollup['measures'],
+    where,
+    zone: parts.zone,
+  }
+}
+
+/** Removes the rollup's record (in `untrack`'s transaction). */
+export async function forgetRollup(trx: Kysely<any>, parts: Pick<RollupParts, 'target'>): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(trx)
+  if (rows[0]?.present) await sql`delete from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${rollupKey(parts)}`.execute(trx)
+}
+
+/**
+ * Every rollup `track` recorded in this database, oldest key first.
+ *
+ * ### Examples
+ * ```ts
+ * for (const r of await recordedRollups(db)) console.log(r.target.name, r.zone)
+ * ```
+ */
+export async function recordedRollups(db: Kysely<any>): Promise<RecordedRollup[]> {
+  const { rows: table } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
+  if (!table[0]?.present) return []
+  const { rows } = await sql<{ config: RecordedRollup }>`
+    select config from ${sql.table(OBJECT_VERSION_TABLE)} where object like ${`${KIND}%`} order by object`.execute(db)
+  return rows.map((r) => r.config)
+}

@@ -1,0 +1,150 @@
+import { CompiledQuery, sql } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { explain, PgVectorStore, type Database, type PgVectorStoreConfig } from '../../src/index.js'
+import { indexesUsed, renderStatements, resolveStoreConfig, seededRandom, tenantIndexName } from '../../src/bench-kit.js'
+import { useRuntimeRole } from '../support/runtime-role.js'
+import { useTestDatabase } from '../support/test-database.js'
+import { axisVector } from '../support/vectors.js'
+
+/**
+ * `isolation: 'rls'`: row-level security on the store's tables keyed on `pgscale.tenant_id`, set
+ * for each transaction. The app's own SQL on its runtime role reads and writes only the tenant it
+ * set, and nothing without it (a seeded property test with hostile ids and statements); every
+ * pgscale path still works as that role; the search plans keep their indexes. Also on PGlite
+ * (roles and RLS work there, the role taken with SET ROLE).
+ */
+const t = useTestDatabase()
+const app = useRuntimeRole(t, 'app_rls')
+const DIM = 8
+const config: PgVectorStoreConfig = { table: 'rls_chunks', dimensions: DIM, isolation: 'rls' }
+const TENANTS = ['acme', "o'brien", 'tab\there', '$pgs0$x', 'Ünïcode', 'big']
+const rowsOf = (tenantId: string, n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    tenantId,
+    documentId: `d${i}`,
+    chunkIndex: 0,
+    content: `${tenantId} chunk ${i}`,
+    metadata: { owner: tenantId, i },
+    embedding: axisVector(DIM, i % DIM, (i % 7) / 10),
+  }))
+
+/** Runs statements as the runtime role in one transaction that set `tenant` (or none). */
+async function rawAs(tenant: string | undefined, statements: Array<{ text: string; params?: unknown[] }>): Promise<unknown[][]> {
+  return app.as((db) =>
+    db.transaction(async (trx) => {
+      if (tenant !== undefined) await sql`select set_config('pgscale.tenant_id', ${tenant}, true)`.execute(trx)
+      const out: unknown[][] = []
+      for (const s of statements) out.push((await trx.executeQuery(CompiledQuery.raw(s.text, s.params ?? []))).rows)
+      return out
+    }),
+  )
+}
+
+beforeAll(async () => {
+  await app.create()
+  await PgVectorStore.migration(config, { runtimeRole: app.name }).up(t.db)
+  const store = await PgVectorStore.open(t.db, config)
+  await store.bulkIngest(TENANTS.flatMap((id) => rowsOf(id, id === 'big' ? 600 : 20)))
+  await store.createTenantIndex('big')
+  await sql`analyze rls_chunks`.execute(t.db)
+  await store.close()
+})
+
+describe("isolation: 'rls'", () => {
+  it('the policies are on every table of the store; the owner is not subject to them', async () => {
+    const { rows } = await sql<{ name: string; rls: boolean }>`
+      select relname as name, relrowsecurity as rls from pg_class where relname like 'rls_chunks%' and relkind in ('r', 'p') order by 1`.execute(
+      t.db,
+    )
+    expect(rows.map((r) => r.name)).toEqual([
+      'rls_chunks',
+      'rls_chunks_query_sample',
+      'rls_chunks_recall_monitor',
+      'rls_chunks_tenant_tuning',
+    ])
+    expect(rows.every((r) => r.rls)).toBe(true)
+    expect((await sql<{ n: number }>`select count(*)::int as n from rls_chunks`.execute(t.db)).rows[0]!.n).toBe(700)
+  })
+
+  it('raw SQL as the runtime role: nothing without the setting, only its tenant with it (seeded, hostile ids and statements)', async () => {
+    expect(await rawAs(undefined, [{ text: 'select count(*)::int as n from rls_chunks' }])).toEqual([[{ n: 0 }]])
+    const random = seededRandom('rls-property')
+    const statements = (other: string) => [
+      { text: 'select tenant_id from rls_chunks' },
+      { text: 'select tenant_id from rls_chunks where tenant_id = $1', params: [other] },
+      { text: "select tenant_id from rls_chunks where tenant_id = $1 or true or metadata->>'owner' = $1", params: [other] },
+      { text: 'select tenant_id from rls_chunks_query_sample union all select tenant_id from rls_chunks_tenant_tuning' },
+      {
+        text: 'select tenant_id from rls_chunks where document_id in (select document_id from rls_chunks where tenant_id <> $1)',
+        params: [other],
+      },
+    ]
+    for (let round = 0; round < 60; round++) {
+      const tenant = TENANTS[random.int(TENANTS.length)]!
+      const other = TENANTS[random.int(TENANTS.length)]!
+      for (const rows of await rawAs(tenant, statements(other)))
+        expect((rows as Array<{ tenant_id: string }>).every((r) => r.tenant_id === tenant)).toBe(true)
+      const [updated, deleted] = await rawAs(tenant, [
+        { text: 'update rls_chunks set content = content where tenant_id = $1 returning tenant_id', params: [other] },
+        { text: 'delete from rls_chunks where tenant_id = $1 and false returning tenant_id', params: [other] },
+      ])
+      expect((updated as Array<{ tenant_id: string }>).every((r) => r.tenant_id === tenant)).toBe(true)
+      expect(deleted).toEqual([])
+    }
+    // Writing a row of another tenant is refused by the policy's check.
+    const err = await rawAs('acme', [
+      {
+        text: `insert into rls_chunks (tenant_id, document_id, chunk_index, content, embedding) values ('big', 'x', 0, 'x', $1)`,
+        params: [`[${axisVector(DIM, 1).join(',')}]`],
+      },
+    ]).catch((e: unknown) => e)
+    expect((err as { sqlState?: string }).sqlState).toBe('42501')
+  })
+
+  it("every pgscale path works as the runtime role, and each tenant's results are its own", async () => {
+    await app.as(async (db) => {
+      const store = await PgVectorStore.open(db, config)
+      for (const id of TENANTS) {
+        const tenant = store.forTenant(id)
+        const hits = await tenant.search(axisVector(DIM, 2), { k: 5 })
+        expect(hits).toHaveLength(5)
+        expect(hits.every((h) => h.metadata.owner === id)).toBe(true)
+        expect((await tenant.exactSearch(axisVector(DIM, 2), { k: 3, filter: { owner: id } })).length).toBe(3)
+        expect((await tenant.hybridSearch({ embedding: axisVector(DIM, 1), text: 'chunk', k: 3 })).length).toBe(3)
+        expect(await tenant.count()).toBe(id === 'big' ? 600 : 20)
+      }
+      const acme = store.forTenant('acme')
+      await acme.replaceDocument('new', [{ content: 'new', embedding: axisVector(DIM, 3), metadata: { owner: 'acme' } }])
+      await acme.upsertChunks([{ id: 'up', content: 'up', embedding: axisVector(DIM, 4) }])
+      expect((await acme.getChunks(['new', 'up'])).map((c) => c.documentId)).toEqual(['new', 'up'])
+      expect(await acme.updateMetadata({ ids: ['up'] }, { metadata: { owner: 'acme', tag: 'x' } })).toBe(1)
+      expect(await acme.deleteWhere({ tag: 'x' })).toBe(1)
+      await acme.deleteDocument('new')
+      await store.forTenant('acme').bulkIngest(rowsOf('acme', 2).map((r) => ({ ...r, documentId: `bulk-${r.documentId}` })))
+      expect((await store.measureRecall({ tenantId: 'big', sample: 10 })).tenants).toHaveLength(1)
+      expect((await store.flushQuerySample()).error).toBeUndefined()
+      expect((await store.recallReport()).length).toBeGreaterThan(0)
+      await store.close()
+    })
+    const { rows } = await sql<{ tenants: number }>`select count(distinct tenant_id)::int as tenants from rls_chunks_query_sample`.execute(
+      t.db,
+    )
+    expect(rows[0]!.tenants).toBe(TENANTS.length)
+  })
+
+  it("a tenant's search plan keeps its index under row-level security", async () => {
+    const s = renderStatements(resolveStoreConfig(config))
+    const q = `[${axisVector(DIM, 2).join(',')}]`
+    const settings = { 'hnsw.ef_search': 100, 'hnsw.iterative_scan': 'relaxed_order' } as const
+    const owner = await explain(t.db, s.search, ['big', q, 10], { settings })
+    const asApp = await app.as((db: Database) =>
+      explain(db, s.search, ['big', q, 10], { settings: { ...settings, 'pgscale.tenant_id': { text: 'big' } } }),
+    )
+    expect(indexesUsed(owner)).toContain(tenantIndexName('rls_chunks', 'big'))
+    expect(indexesUsed(asApp)).toEqual(indexesUsed(owner))
+    const small = await app.as((db: Database) =>
+      explain(db, s.search, ['acme', q, 10], { settings: { ...settings, 'pgscale.tenant_id': { text: 'acme' } } }),
+    )
+    expect(indexesUsed(small)).toContain('rls_chunks_pkey')
+  })
+})
