@@ -9,6 +9,7 @@
 #   URI this machine already uses, so no binary package can be upgraded from it. It is built with
 #   PGXS against the installed server and installed.
 # - hll and tdigest (the rollup's approximate measures): Debian's postgresql-<major>-hll and -tdigest.
+# - pgbouncer (Debian's package): the test suite's pooler run (PGSCALE_TEST_PGBOUNCER=1).
 # - Finally a throwaway cluster proves `CREATE EXTENSION vector` (and hll, tdigest) works.
 #
 # Environment: PG_MAJOR (default: the newest installed server, else the suite's default),
@@ -141,6 +142,13 @@ if [ "${#sketch_pkgs[@]}" -gt 0 ]; then
   apt_update
   log "installing: ${sketch_pkgs[*]}"
   $SUDO apt-get install -y -qq --no-install-recommends "${sketch_pkgs[@]}" >/dev/null
+fi
+
+# 2c. PgBouncer: the pooler the test suite's pooler run goes through (Debian's package) ------------
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+  apt_update
+  log "installing: pgbouncer"
+  $SUDO apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null
 fi
 
 # 3. Prove it: CREATE EXTENSION vector in a throwaway cluster ----------------------------------

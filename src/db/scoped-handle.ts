@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, type QueryResult } from 'kysely'
 import { Database, type TransactionConnection, type TransactionOptions } from './database.js'
-import type { LocalSettings } from './local-settings.js'
-import type { InlineValue } from '../sql/literal.js'
+import { renderSetLocal, type LocalSettings } from './local-settings.js'
+import { inlineParameters, isInlineValue, type InlineValue } from '../sql/literal.js'
 
 /** Custom settings a scoped handle holds for every statement: `{ 'pgscale.tenant_id': 'acme' }`. */
 export type ScopeSettings = Readonly<Record<string, string>>
@@ -64,7 +64,13 @@ async function runScoped(db: Kysely<any>, scope: ScopeSettings, local: LocalSett
     await plain.executeQuery(setConfigQuery(scope))
     return plain.executeQuery(query)
   }
-  if (db instanceof Database) return db.withTransactionConnection((conn) => conn.executeQuery(query), { settings: local })
+  if (db instanceof Database) {
+    // One round trip where it can: the settings and the statement, values inlined by the proven-safe
+    // renderer, as one message (one implicit transaction). On Citus the settings travel alone.
+    if (db.sendsOneMessage && query.parameters.every(isInlineValue) && !(await db.hasCitus()))
+      return (await db.sendAsOneMessage([renderSetLocal(local, false), inlineParameters(query.sql, query.parameters)]))!
+    return db.withTransactionConnection((conn) => conn.executeQuery(query), { settings: local })
+  }
   return db.transaction().execute(async (trx) => {
     await trx.executeQuery(setConfigQuery(scope))
     return trx.executeQuery(query)

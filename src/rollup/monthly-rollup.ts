@@ -160,10 +160,12 @@ export class MonthlyRollup {
    * parent) append to a log beside the rollup table (`<target>_dirty`): no key, so writers of the
    * same bucket never wait on each other, and a rolled-back write leaves nothing. Rows the rollup's
    * `where` leaves out are marked too. Idempotent; two at once take turns. Writes made before
-   * tracking are not in the log: `rebuild` once after the first `track`. Writers need INSERT on the
-   * log. It runs as the source's owner (it creates triggers); once tracked, a `track` of the same
-   * definition only reads the catalog, so any role may call it — another role asking for DDL gets a
-   * `PrivilegeError` before anything changes. The definition is recorded for `MonthlyRollup.tracked`. A source Citus distributes is refused (`SchemaMismatchError`: Citus runs no triggers on
+   * tracking are not in the log: `rebuild` once after the first `track`. The trigger function runs as
+   * its owner (`security definer`): writers need no right on the log. `track` runs as the source's
+   * owner (it creates triggers); once tracked, a `track` of the same definition only reads the
+   * catalog, so any role may call it — another role asking for DDL gets a `PrivilegeError` before
+   * anything changes. The definition is recorded for `MonthlyRollup.tracked`. A source Citus
+   * distributes is refused (`SchemaMismatchError`: Citus runs no triggers on
    * distributed tables).
    *
    * ### Examples

@@ -2,6 +2,8 @@ import { CompiledQuery, sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { explain, PgVectorStore, type Database, type PgVectorStoreConfig } from '../../src/index.js'
 import { indexesUsed, renderStatements, resolveStoreConfig, seededRandom, tenantIndexName } from '../../src/bench-kit.js'
+import { MonthlyRollup, rollupTable } from '../../src/index.js'
+import { seedExpenses } from '../rollup/rollup-fixture.js'
 import { useRuntimeRole } from '../support/runtime-role.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { axisVector } from '../support/vectors.js'
@@ -146,5 +148,57 @@ describe("isolation: 'rls'", () => {
       explain(db, s.search, ['acme', q, 10], { settings: { ...settings, 'pgscale.tenant_id': { text: 'acme' } } }),
     )
     expect(indexesUsed(small)).toContain('rls_chunks_pkey')
+  })
+})
+
+describe("a rollup with isolation: 'rls'", () => {
+  const target = rollupTable('rls_monthly', {
+    groupBy: { category: 'varchar(64)' },
+    measures: { total: 'numeric(14,2)', count: 'integer' },
+    tenantType: 'bigint',
+    isolation: 'rls',
+  })
+  const rollup = new MonthlyRollup({
+    source: 'expenses',
+    target,
+    at: 'paid_at',
+    tenant: 'tenant_id',
+    groupBy: ['category'],
+    measures: { total: sql`sum(amount)`, count: sql`count(*)` },
+    zone: 'UTC',
+  })
+
+  beforeAll(async () => {
+    await seedExpenses(t.db, { seed: 'rls-rollup', rows: 900, tenants: 3, bigTenantRows: 300, months: 3 })
+    await target.migration({ runtimeRole: app.name }).up(t.db)
+    await rollup.trackingMigration({ runtimeRole: app.name }).up(t.db)
+    await sql
+      .raw(`grant select, insert, update, delete on expenses to ${app.name}; grant usage on sequence expenses_id_seq to ${app.name}`)
+      .execute(t.db)
+    for (const tenantId of [1, 2, 3]) await rollup.rebuild(t.db, { tenantId, since: '2020-01-01', until: '2030-12-31' })
+  })
+
+  it("the runtime role's own SQL sees the rollup table and the dirty log of its tenant only, and nothing without it", async () => {
+    const [none] = await rawAs(undefined, [
+      { text: 'select (select count(*) from rls_monthly)::int as r, (select count(*) from rls_monthly_dirty)::int as d' },
+    ])
+    expect(none).toEqual([{ r: 0, d: 0 }])
+    const [mine] = await rawAs('2', [{ text: 'select distinct tenant_id::int as t from rls_monthly' }])
+    expect(mine).toEqual([{ t: 2 }])
+  })
+
+  it('writes by the runtime role mark their buckets (the triggers append whoever writes); its tenant reads, refreshes and drains work', async () => {
+    await app.as(async (db) => {
+      await sql`insert into expenses (tenant_id, paid_at, category, amount, status) values (2, '2025-12-10T10:00:00Z', 'meals', 5, 'paid')`.execute(
+        db,
+      )
+      const fresh = await rollup.read(db, { tenantId: 2, from: '2025-12', to: '2025-12', groupBy: [], fresh: true })
+      expect(fresh).toHaveLength(1)
+      await rollup.refreshAt(db, { tenantId: 2, moment: '2025-12-10T10:00:00Z' })
+      expect((await rollup.refreshDirty(db)).remaining).toBe(0)
+      expect(await rollup.read(db, { tenantId: 2, from: '2025-12', to: '2025-12', groupBy: [] })).toEqual(fresh.map((r) => ({ ...r })))
+    })
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from rls_monthly_dirty`.execute(t.db)
+    expect(rows[0]!.n).toBe(0)
   })
 })

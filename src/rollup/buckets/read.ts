@@ -16,7 +16,7 @@ import type { RollupContext } from './rollup-context.js'
 export async function read(ctx: RollupContext, db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
   const plain = db.withoutPlugins()
   if (options?.fresh) await ctx.validate(plain)
-  return (await readQuery(ctx, options).execute(plain)).rows
+  return (await readQuery(ctx, options).execute(ctx.scoped(plain, options.tenantId))).rows
 }
 
 /**

@@ -18,7 +18,7 @@ import type { RollupContext } from './rollup-context.js'
 export async function refreshAt(ctx: RollupContext, db: Kysely<any>, options: RefreshAtOptions): Promise<void> {
   const tenantId = assertTenantId(options?.tenantId)
   const month = monthOf(options.moment, ctx.parts.zone)
-  const plain = db.withoutPlugins()
+  const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { refresh } = ctx.statementsFor(await ctx.validate(plain))
   const lock = ctx.lockStatement(tenantId, [month])
   const statement = refresh({ tenant: tenantId, month })
@@ -47,7 +47,7 @@ export async function rebuild(ctx: RollupContext, db: Kysely<any>, options: Rebu
   if (first > last) throw new InvalidArgumentError(`rebuild: since (${first.slice(0, 7)}) is after until (${last.slice(0, 7)})`)
   const months = monthsBetween(first, last)
   if (months.length > 1200) throw new InvalidArgumentError('rebuild: the range spans more than 100 years')
-  const plain = db.withoutPlugins()
+  const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { rebuild: statement } = ctx.statementsFor(await ctx.validate(plain))
   // JIT off: the planner overestimates the per-month scans and compiling costs more than it saves.
   await ctx.write(plain, [`SET LOCAL jit = off`, ctx.lockStatement(tenantId, months)], statement({ tenant: tenantId, months }))

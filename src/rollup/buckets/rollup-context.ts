@@ -1,5 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely'
 import { Database } from '../../db/database.js'
+import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../../db/row-security.js'
+import { scopedHandle } from '../../db/scoped-handle.js'
 import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import { statementTemplate } from '../../sql/statement-template.js'
 import { resolveRollupConfig, type AtKind, type MonthlyRollupConfig, type RollupParts } from '../config/index.js'
@@ -76,6 +78,15 @@ export class RollupContext {
       },
     )
     return this.#fragmentsInlinable
+  }
+
+  /**
+   * `db` as the rollup's statements of one tenant (or, without one, its fleet-wide work: drains)
+   * run it under row-level security (`isolation: 'rls'` on the rollup table); `db` itself otherwise.
+   */
+  scoped<K extends Kysely<any>>(db: K, tenantId?: string | number): K {
+    if (this.parts.target.isolation !== 'rls') return db
+    return scopedHandle(db, tenantId === undefined ? { [ALL_TENANTS_SETTING]: 'on' } : { [TENANT_SETTING]: String(tenantId) })
   }
 
   /** `SELECT pg_advisory_xact_lock(...)` on each month, in month order (no deadlocks between ranges). */

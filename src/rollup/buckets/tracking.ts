@@ -97,7 +97,7 @@ export async function refreshDirty(
   if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
     throw new InvalidArgumentError(`refreshDirty: limit must be an integer from 1 to 1000000, got ${String(options.limit)}`)
   const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId)
-  const plain = db.withoutPlugins()
+  const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { rebuild } = ctx.statementsFor(await ctx.validate(plain))
   const run = async (trx: Kysely<any>) => {
     const keys = await claimDirtyKeys(trx, ctx.parts, { limit, tenantId })

@@ -8,6 +8,13 @@ export interface RollupTableConfig {
   measures: Readonly<Record<string, string>>
   /** Type of `tenant_id`; match the source's. Default `text`. */
   tenantType?: string
+  /**
+   * `'rls'`: row-level security on the rollup table and its dirty-key log, keyed on
+   * `pgscale.tenant_id` as the store's (`isolation` of `PgVectorStore.open`): the app's own SQL on
+   * its runtime role sees only the tenant it set. The rollup's tenant reads and refreshes set it;
+   * drains run fleet-wide. Default `'none'`.
+   */
+  isolation?: 'none' | 'rls'
 }
 
 /** A declared rollup table: one row per `(tenant_id, month, ...groups)`. */
@@ -19,6 +26,7 @@ export interface RollupTable {
   readonly groupBy: ReadonlyArray<{ name: string; type: string }>
   readonly measures: ReadonlyArray<{ name: string; type: string }>
   readonly tenantType: string
+  readonly isolation: 'none' | 'rls'
   /**
    * Creates the table if missing (idempotent).
    *

@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { hasCitusExtension } from '../../db/database.js'
 import { SchemaMismatchError } from '../../errors.js'
 import { sqlTextConstant } from '../../filter/metadata-field.js'
+import { rowSecurityDdl } from '../../db/row-security.js'
 import { dirtyKeyNames, type AtKind, type RollupParts } from '../config/index.js'
 
 /** The local month (a `date`) of the `at` value `column` in `zone`, in SQL text (the zone rendered by a proven-safe constant). */
@@ -19,7 +20,9 @@ function monthOfColumn(kind: AtKind, column: string, zone: string): string {
  * every bucket the rollup holds. Rows the rollup's `where` leaves out are marked too (a
  * conservative mark costs one refresh). The function keeps the `search_path` of the session that
  * tracked (`set search_path from current`): the log and the rollup table resolve as they did for
- * the rollup, whatever the writer's path. Idempotent (`if not exists`, `create or replace`).
+ * the rollup, whatever the writer's path, and runs as its owner (`security definer`): writers need
+ * no right on the log, and a TRUNCATE's marks see every bucket under row-level security.
+ * Idempotent (`if not exists`, `create or replace`).
  *
  * ### Examples
  * ```ts
@@ -50,11 +53,16 @@ end`
   return [
     `create table if not exists ${n.log} (tenant_id ${parts.target.tenantType} not null, month date not null, marked_at timestamptz not null default now())`,
     `create index if not exists "${n.logIndex}" on ${n.log} (tenant_id, month)`,
-    `create or replace function ${n.fn}() returns trigger language plpgsql set search_path from current as $pgscale_track$${body}$pgscale_track$`,
+    `create or replace function ${n.fn}() returns trigger language plpgsql security definer set search_path from current as $pgscale_track$${body}$pgscale_track$`,
     `create or replace trigger "${n.triggers.insert}" after insert on ${source} referencing new table as pgscale_new for each statement execute function ${n.fn}()`,
     `create or replace trigger "${n.triggers.update}" after update on ${source} referencing old table as pgscale_old new table as pgscale_new for each statement execute function ${n.fn}()`,
     `create or replace trigger "${n.triggers.delete}" after delete on ${source} referencing old table as pgscale_old for each statement execute function ${n.fn}()`,
     `create or replace trigger "${n.triggers.truncate}" after truncate on ${source} for each statement execute function ${n.fn}()`,
+    // Under row-level security any write may append to the log (the triggers run as its owner
+    // anyway); reading and claiming keys is scoped like the rollup table.
+    ...(parts.target.isolation === 'rls'
+      ? rowSecurityDdl(n.log, { insert: 'any', textTenant: /^(text|varchar|character varying)/i.test(parts.target.tenantType) })
+      : []),
   ]
 }
 

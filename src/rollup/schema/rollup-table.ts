@@ -3,6 +3,7 @@ import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
 import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
+import { rowSecurityDdl, rowSecurityOn } from '../../db/row-security.js'
 import { assertColumnType, sketchKind, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from '../config/index.js'
 import { ensureSketchExtensions } from './sketch-extensions.js'
 
@@ -39,6 +40,11 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
   const duplicate = all.find((c, i) => all.indexOf(c) !== i)
   if (duplicate) throw new InvalidArgumentError(`rollupTable: column ${duplicate} is declared twice (tenant_id and month are implicit)`)
   const tenantType = assertColumnType(config.tenantType ?? 'text', 'tenantType')
+  if (config.isolation !== undefined && config.isolation !== 'none' && config.isolation !== 'rls')
+    throw new InvalidArgumentError(`rollupTable: isolation must be 'none' or 'rls', got ${JSON.stringify(config.isolation)}`)
+  const isolation = config.isolation ?? 'none'
+  const security = () =>
+    isolation === 'rls' ? rowSecurityDdl(qualified, { textTenant: /^(text|varchar|character varying)/i.test(tenantType) }) : []
   const qualified = quoteQualified(schema, table)
 
   const sketches = measures.flatMap((m) => sketchKind(m.type) ?? [])
@@ -56,9 +62,15 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
   const create = async (db: Kysely<any>) => {
     // There already (the usual case once deployed): nothing to create, so any role may call it.
     const { rows } = await sql<{ present: boolean }>`select to_regclass(${qualified}) is not null as present`.execute(db)
-    if (rows[0]?.present) return
+    if (rows[0]?.present) {
+      // A table made before its isolation was asked for gets its policies (the owner's migration).
+      if (isolation === 'rls' && !(await rowSecurityOn(db, [qualified])))
+        for (const statement of security()) await sql.raw(statement).execute(db)
+      return
+    }
     if (sketches.length) await ensureSketchExtensions(db, sketches)
     await sql.raw(tableDdl()).execute(db)
+    for (const statement of security()) await sql.raw(statement).execute(db)
   }
   return {
     name,
@@ -66,8 +78,9 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     groupBy,
     measures,
     tenantType,
+    isolation,
     create,
-    ddl: () => [...new Set(sketches)].map((kind) => `create extension if not exists ${kind}`).concat(tableDdl()),
+    ddl: () => [...new Set(sketches)].map((kind) => `create extension if not exists ${kind}`).concat(tableDdl(), security()),
     migration: (options: RollupMigrationOptions = {}) => ({
       up: async (db: Kysely<any>) => {
         await create(db)
