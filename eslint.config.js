@@ -11,12 +11,14 @@ const SRC_ROOMS = {
   'src/db': [...LOW],
   'src/filter': [...LOW],
   'src/plan': ['src/db', ...LOW],
+  // Read replicas with read-your-writes: routing the store's and the rollup's reads.
+  'src/replicas': ['src/db', ...LOW],
   // The store, bottom to top: what a store is, its DDL and catalog, writing rows in, one tenant's
   // reads and writes, then tiers and recall; the facade (src/store/*.ts) over all of them.
-  'src/store/config': [...LOW],
+  'src/store/config': ['src/replicas', ...LOW],
   'src/store/schema': ['src/store/config', 'src/db', 'src/filter', ...LOW],
   'src/store/ingest': ['src/store/schema', 'src/store/config', 'src/db', ...LOW],
-  'src/store/tenant': ['src/store/ingest', 'src/store/schema', 'src/store/config', 'src/db', 'src/filter', ...LOW],
+  'src/store/tenant': ['src/store/ingest', 'src/store/schema', 'src/store/config', 'src/replicas', 'src/db', 'src/filter', ...LOW],
   'src/store/tuning': ['src/store/tenant', 'src/store/ingest', 'src/store/schema', 'src/store/config', 'src/db', 'src/filter', ...LOW],
   'src/store': [
     'src/store/tuning',
@@ -24,6 +26,7 @@ const SRC_ROOMS = {
     'src/store/ingest',
     'src/store/schema',
     'src/store/config',
+    'src/replicas',
     'src/db',
     'src/filter',
     'src/plan',
@@ -31,11 +34,20 @@ const SRC_ROOMS = {
   ],
   // The rollup, bottom to top: declaring one, its statements, its objects on the server, what it
   // does with buckets; the facade (src/rollup/*.ts) over all of them.
-  'src/rollup/config': [...LOW],
+  'src/rollup/config': ['src/replicas', ...LOW],
   'src/rollup/sql': ['src/rollup/config', ...LOW],
   'src/rollup/schema': ['src/rollup/sql', 'src/rollup/config', 'src/db', 'src/filter', ...LOW],
-  'src/rollup/buckets': ['src/rollup/schema', 'src/rollup/sql', 'src/rollup/config', 'src/db', ...LOW],
-  'src/rollup': ['src/rollup/buckets', 'src/rollup/schema', 'src/rollup/sql', 'src/rollup/config', 'src/db', 'src/filter', ...LOW],
+  'src/rollup/buckets': ['src/rollup/schema', 'src/rollup/sql', 'src/rollup/config', 'src/replicas', 'src/db', ...LOW],
+  'src/rollup': [
+    'src/rollup/buckets',
+    'src/rollup/schema',
+    'src/rollup/sql',
+    'src/rollup/config',
+    'src/replicas',
+    'src/db',
+    'src/filter',
+    ...LOW,
+  ],
   // What a deployment runs on a schedule (the pgscale CLI's work): over the store and the rollup.
   'src/ops': ['src/store', 'src/rollup', 'src/db', ...LOW],
   // Framework adapters (pgscale/langchain, pgscale/mastra, pgscale/llamaindex): over the store's
@@ -44,7 +56,7 @@ const SRC_ROOMS = {
   'src/adapters/mastra': ['src/store', 'src/filter', ...LOW],
   'src/adapters/llamaindex': ['src/store', 'src/filter', ...LOW],
   // The package's entry points (src/index.ts, src/bench-kit.ts) re-export every room.
-  src: ['src/ops', 'src/store', 'src/rollup', 'src/plan', 'src/filter', 'src/db', ...LOW],
+  src: ['src/ops', 'src/store', 'src/rollup', 'src/replicas', 'src/plan', 'src/filter', 'src/db', ...LOW],
 }
 
 export default tseslint.config(

@@ -49,6 +49,15 @@ export {
   type RollupRow,
 } from './rollup/index.js'
 export {
+  fromToken,
+  ReplicaSet,
+  toToken,
+  type ReadConsistency,
+  type ReplicaNodeStats,
+  type ReplicaOptions,
+  type ReplicaStats,
+} from './replicas/index.js'
+export {
   configRollups,
   defineConfig,
   doctorRollup,

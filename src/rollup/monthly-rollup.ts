@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely'
+import type { ReplicaSet } from '../replicas/index.js'
 import {
   drain,
   read,
@@ -262,9 +263,10 @@ export class MonthlyRollup {
    * const byCategory = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12' })
    * const totals = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12', groupBy: [] })
    * const now = await rollup.read(db, { tenantId, from: '2025-01', to: '2025-12', fresh: true }) // tracked writes not drained yet included
+   * const near = await rollup.read(replicas, { tenantId, from: '2025-01', to: '2025-12', consistencyToken }) // a replica that has replayed the token
    * ```
    */
-  read(db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
+  read(db: Kysely<any> | ReplicaSet, options: ReadOptions): Promise<RollupRow[]> {
     return read(this.#ctx, db, options)
   }
 

@@ -26,10 +26,11 @@ import {
 import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
 import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../db/row-security.js'
 import { scopedHandle } from '../db/scoped-handle.js'
+import { ReplicaSet, type ReplicaStats } from '../replicas/index.js'
 import type { Database } from '../db/database.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/object-migrations.js'
-import { SchemaMismatchError } from '../errors.js'
+import { InvalidArgumentError, SchemaMismatchError } from '../errors.js'
 import { ensureVectorExtension } from '../db/server-info.js'
 import { assertId, type BulkIngestOptions, type BulkIngestResult, bulkIngestWithIndexes, type IngestRow } from './ingest/index.js'
 import {
@@ -81,6 +82,8 @@ export class PgVectorStore {
   readonly #indexed: IndexedTenants
   readonly #filtered: FilteredStatements
   readonly #fields: DeclaredFields
+  /** The replicas tenant reads may go to, and whether the store made the set (and closes it). */
+  readonly #replicas: { set: ReplicaSet; owned: boolean } | undefined
   /** The handle as given; `#db` is it scoped to every tenant under row-level security. */
   readonly #raw: Database
   readonly #verdicts = new FilterVerdicts()
@@ -88,7 +91,7 @@ export class PgVectorStore {
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
-  private constructor(raw: Database, config: ResolvedStoreConfig) {
+  private constructor(raw: Database, config: ResolvedStoreConfig, replicas?: { set: ReplicaSet; owned: boolean }) {
     // Under row-level security the store's own fleet-wide work (tuning records, the query sample,
     // reports) says so for its transactions, and each tenant handle sets its tenant.
     const db = config.isolation === 'rls' ? scopedHandle(raw, { [ALL_TENANTS_SETTING]: 'on' }) : raw
@@ -101,6 +104,7 @@ export class PgVectorStore {
     this.#filtered = renderFilteredStatements(config)
     this.#fields = new DeclaredFields(db, config)
     this.#sampler = config.querySample ? new QuerySampler(db, config, config.querySample) : undefined
+    this.#replicas = replicas
   }
 
   /**
@@ -140,7 +144,7 @@ export class PgVectorStore {
     }
     await ensureStoreRowSecurity(db, resolved)
     await distributeStore(db, resolved)
-    const store = new PgVectorStore(db, resolved)
+    const store = new PgVectorStore(db, resolved, replicaSetOf(db, config))
     await store.#tuning.reload()
     await store.#fields.get()
     return store
@@ -199,13 +203,14 @@ export class PgVectorStore {
    * ```
    */
   forTenant(tenantId: string, options: { transaction?: AppTransaction } = {}): TenantStore {
-    const db = options.transaction === undefined ? this.#raw : joinTransaction(options.transaction)
-    return this.#handle(db, tenantId, this.#sampler)
+    if (options.transaction !== undefined) return this.#handle(joinTransaction(options.transaction), tenantId, this.#sampler)
+    return this.#handle(this.#raw, tenantId, this.#sampler, this.#replicas?.set)
   }
 
   /** A tenant handle; without a sampler for the store's own measuring searches (tuning, recall). */
-  #handle(db: Database, tenantId: string, sampler: QuerySampler | undefined): TenantStore {
-    const scoped = this.config.isolation === 'rls' ? scopedHandle(db === this.#db ? this.#raw : db, { [TENANT_SETTING]: tenantId }) : db
+  #handle(db: Database, tenantId: string, sampler: QuerySampler | undefined, replicas?: ReplicaSet): TenantStore {
+    const bind = (handle: Database) => (this.config.isolation === 'rls' ? scopedHandle(handle, { [TENANT_SETTING]: tenantId }) : handle)
+    const scoped = bind(db === this.#db ? this.#raw : db)
     return new TenantStore(
       scoped,
       this.config,
@@ -217,6 +222,7 @@ export class PgVectorStore {
       this.#fields,
       this.#verdicts,
       sampler,
+      replicas && { set: replicas, bind },
     )
   }
 
@@ -351,6 +357,37 @@ export class PgVectorStore {
    */
   async close(): Promise<void> {
     await this.#sampler?.close()
+    if (this.#replicas?.owned) await this.#replicas.set.close()
+  }
+
+  /**
+   * A token for the tenant's latest write through this store (else the primary's current WAL
+   * position): give it to a read in another request or process (`{ consistencyToken }`) so it sees
+   * that write even on a replica. Without replicas there is nothing to wait for: `undefined`.
+   *
+   * ### Examples
+   * ```ts
+   * await acme.replaceDocument('doc-1', chunks)
+   * session.pgscale = await store.consistencyToken('acme')
+   * // next request, any instance:
+   * await store.forTenant('acme').search(q, { consistencyToken: session.pgscale })
+   * ```
+   */
+  async consistencyToken(tenantId: string): Promise<string | undefined> {
+    return this.#replicas?.set.consistencyToken(assertId(tenantId, 'tenant id'))
+  }
+
+  /**
+   * Where tenant reads went: the primary and each replica, reads that waited for replay, why reads
+   * went to the primary, replay lag seen, replicas down or promoted. Undefined without replicas.
+   *
+   * ### Examples
+   * ```ts
+   * console.log(store.replicaStats()?.replicaReads)
+   * ```
+   */
+  replicaStats(): ReplicaStats | undefined {
+    return this.#replicas?.set.stats()
   }
 
   /**
@@ -397,4 +434,14 @@ export class PgVectorStore {
       createTenantIndex: (tenantId: string, options: IndexBuildOptions) => this.createTenantIndex(tenantId, options),
     }
   }
+}
+
+/** The store's replica set: the one given, or one made of the given handles (closed with the store). */
+function replicaSetOf(db: Database, config: PgVectorStoreConfig): { set: ReplicaSet; owned: boolean } | undefined {
+  const given = config.replicas
+  if (given === undefined) return undefined
+  if (given instanceof ReplicaSet) return { set: given, owned: false }
+  if (!Array.isArray(given) || given.length === 0)
+    throw new InvalidArgumentError('replicas must be a ReplicaSet or a non-empty array of handles')
+  return { set: new ReplicaSet(db, given, config.replicaOptions), owned: true }
 }

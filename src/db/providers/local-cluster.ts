@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ProviderUnavailableError } from '../../errors.js'
@@ -17,6 +17,12 @@ export interface LocalCluster {
   /** Stops the server (fast shutdown) and starts it again on the same port and data: for fault tests. */
   restart(): Promise<void>
   stop(): Promise<void>
+  /**
+   * A streaming standby of this cluster on another loopback port (`pg_basebackup -R`, hot standby):
+   * read-only, replaying the primary's WAL; stopped with the primary, or alone with its `stop()`.
+   * Not on a standby itself.
+   */
+  addStandby(): Promise<LocalCluster>
 }
 
 const unregisters = new WeakMap<ChildProcess, () => void>()
@@ -43,7 +49,7 @@ function waitForReady(child: ChildProcess, logOf: () => string, timeoutMs: numbe
     const timer = setTimeout(() => done(new ProviderUnavailableError('local', `server not ready after ${timeoutMs} ms`)), timeoutMs)
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
-      if (output.includes('database system is ready to accept connections')) done()
+      if (/database system is ready to accept (read-only )?connections/.test(output)) done()
     }
     const onExit = (code: number | null) =>
       done(new ProviderUnavailableError('local', `server exited with code ${code}: ${logOf() || output}`))
@@ -90,6 +96,7 @@ export async function startLocalCluster(
       continue
     }
     let stopped: Promise<void> | undefined
+    const standbys: LocalCluster[] = []
     return {
       url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
       port,
@@ -99,13 +106,64 @@ export async function startLocalCluster(
         entry = await startServer(cluster, binaries, settings, port)
       },
       stop() {
-        stopped ??= stopServer(entry).then(() => rmSync(dir, { recursive: true, force: true }))
+        stopped ??= Promise.all(standbys.map((s) => s.stop()))
+          .then(() => stopServer(entry))
+          .then(() => rmSync(dir, { recursive: true, force: true }))
         return stopped
+      },
+      async addStandby() {
+        const standby = await startStandby(cluster, binaries, settings, port, standbys.length + 1)
+        standbys.push(standby)
+        return standby
       },
     }
   }
   rmSync(dir, { recursive: true, force: true })
   throw new ProviderUnavailableError('local', `could not start postgres: ${String(lastError)}`, { cause: lastError })
+}
+
+/**
+ * A streaming standby of the cluster on `primaryPort`: `pg_basebackup -R -X stream` of it into a
+ * directory of its own beside the primary's, started on a free port with the same settings.
+ */
+async function startStandby(
+  primary: InitializedCluster,
+  binaries: LocalBinaries,
+  settings: ServerSettings,
+  primaryPort: number,
+  n: number,
+): Promise<LocalCluster> {
+  const dir = join(primary.dir, `standby-${n}`)
+  mkdirSync(dir)
+  if (primary.spawnAs.uid !== undefined) chownSync(dir, primary.spawnAs.uid, primary.spawnAs.gid!)
+  const dataDir = join(dir, 'data')
+  const backup = spawnSync(
+    join(binaries.binDir, 'pg_basebackup'),
+    ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', dataDir, '-R', '-X', 'stream', '--no-sync', '--checkpoint=fast'],
+    { ...primary.spawnAs, encoding: 'utf8', cwd: dir, env: { ...process.env, PGPASSWORD: primary.password } },
+  )
+  if (backup.status !== 0)
+    throw new ProviderUnavailableError('local', `pg_basebackup failed: ${(backup.stderr || backup.stdout || String(backup.error)).trim()}`)
+  const cluster: InitializedCluster = { dir, dataDir, password: primary.password, spawnAs: primary.spawnAs }
+  const port = await freePort()
+  let entry = await startServer(cluster, binaries, settings, port)
+  return {
+    url: `postgres://postgres:${primary.password}@127.0.0.1:${port}/postgres`,
+    port,
+    dataDir,
+    // A standby stopped on purpose (a fault test) starts again with restart(); its data stays
+    // until the primary's stop() removes the whole directory.
+    async restart() {
+      await stopServer(entry)
+      entry = await startServer(cluster, binaries, settings, port)
+    },
+    stop() {
+      return stopServer(entry)
+    },
+    addStandby() {
+      return Promise.reject(new ProviderUnavailableError('local', 'a standby of a standby is not supported'))
+    },
+  }
 }
 
 /** A cluster's directory (socket, data), its superuser's password, and the user its processes run as. */

@@ -4,6 +4,7 @@ import { assertIdentifier } from '../../sql/identifier.js'
 import { assertTenantId, monthOf, type ReadOptions, type RollupRow } from '../config/index.js'
 import { assertPercentiles, freshRollupRows, measureOutput } from '../sql/index.js'
 import type { RollupContext } from './rollup-context.js'
+import { ReplicaSet } from '../../replicas/index.js'
 
 /**
  * A tenant's rows from month `from` to month `to`, as `{ month: 'YYYY-MM', ...groups, ...measures }`.
@@ -13,7 +14,9 @@ import type { RollupContext } from './rollup-context.js'
  * await read(ctx, db, { tenantId: 42, from: '2025-01', to: '2025-12', groupBy: [] })
  * ```
  */
-export async function read(ctx: RollupContext, db: Kysely<any>, options: ReadOptions): Promise<RollupRow[]> {
+export async function read(ctx: RollupContext, db: Kysely<any> | ReplicaSet, options: ReadOptions): Promise<RollupRow[]> {
+  // With replicas: a replica that has replayed the tenant's noted writes (and the token), else the primary.
+  if (db instanceof ReplicaSet) return db.read(String(assertTenantId(options?.tenantId)), options, (node) => read(ctx, node, options))
   const plain = db.withoutPlugins()
   if (options?.fresh) await ctx.validate(plain)
   return (await readQuery(ctx, options).execute(ctx.scoped(plain, options.tenantId))).rows

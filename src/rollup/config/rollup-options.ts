@@ -1,3 +1,4 @@
+import type { ReadConsistency } from '../../replicas/index.js'
 import { InvalidArgumentError } from '../../errors.js'
 import type { PercentileRequest } from './sketch-expressions.js'
 
@@ -34,7 +35,7 @@ export interface DrainOptions extends RefreshDirtyOptions {
 }
 
 /** Options of {@link MonthlyRollup.read}. */
-export interface ReadOptions {
+export interface ReadOptions extends ReadConsistency {
   tenantId: string | number
   /** First month (any moment in it, or `'YYYY-MM'`). */
   from: Date | string | number

@@ -3,6 +3,7 @@ import { assertIdentifier, assertQualifiedName } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
 import { resolveQuerySample, type QuerySampleOptions, type ResolvedQuerySample } from './query-sample-options.js'
+import type { ReplicaOptions, ReplicaSet } from '../../replicas/index.js'
 
 import { resolveVectorOptions, vectorSql, type Distance, type Quantization, type VectorSql, type VectorType } from './vector-type.js'
 
@@ -83,6 +84,17 @@ export interface PgVectorStoreConfig {
    * are created with the tables (or by the migration, on a store made before). Default `'none'`.
    */
   isolation?: 'none' | 'rls'
+  /**
+   * Streaming replicas for the tenant reads (search, exactSearch, hybridSearch, find, count,
+   * getChunks): a `ReplicaSet` (shared with rollup reads), or the replicas' handles (a set is made
+   * with `replicaOptions`, closed by `store.close()`). A tenant's reads go to a replica only once
+   * it has replayed that tenant's writes from this process (and a `consistencyToken` given to the
+   * read); writes, index builds, tuning and the query sample stay on the primary, and so do reads
+   * inside the app's transaction. Default: none — every read on the primary, no routing code run.
+   */
+  replicas?: ReplicaSet | ConstructorParameters<typeof ReplicaSet>[1]
+  /** Routing options when `replicas` are handles (`maxLagMs`, `waitMs`, …). */
+  replicaOptions?: ReplicaOptions
 }
 
 /** The validated, complete configuration. */

@@ -23,3 +23,4 @@ export * from './upsert-chunks.js' // batched upserts of single-chunk documents
 export * from './get-chunks.js' // chunks by document id
 export * from './update-metadata.js' // metadata and embedding updates by ids or filter
 export * from './marginal-relevance.js' // maximal marginal relevance, and the search built on it
+export * from './replica-reads.js' // how a tenant handle reads from replicas

@@ -1,4 +1,6 @@
 import type { QuerySampler } from './query-sample.js'
+import type { ReadConsistency } from '../../replicas/index.js'
+import type { ReplicaReads } from './replica-reads.js'
 import { CompiledQuery, type QueryResult } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { LocalSettings } from '../../db/local-settings.js'
@@ -64,7 +66,7 @@ export interface HybridSearchResult extends SearchResult {
 export type IterativeScan = 'relaxed' | 'strict' | 'off'
 
 /** Options of {@link TenantStore.search}. */
-export interface SearchOptions {
+export interface SearchOptions extends ReadConsistency {
   /** How many results, 1..1000. Default 10. */
   k?: number
   /**
@@ -106,7 +108,7 @@ export interface SearchOptions {
 export interface MaxMarginalRelevanceOptions extends Omit<SearchOptions, 'k'>, MarginalRelevanceOptions {}
 
 /** Options of {@link TenantStore.hybridSearch}. */
-export interface HybridSearchOptions {
+export interface HybridSearchOptions extends ReadConsistency {
   embedding: Embedding
   /** Query text, parsed with `websearch_to_tsquery` ("quoted phrases", -exclusions, or). */
   text: string
@@ -146,6 +148,8 @@ export class TenantStore {
   readonly #scope: TenantScope
   readonly #chunks: ChunkScope
   readonly #sampler: QuerySampler | undefined
+  readonly #reads: ReplicaReads | undefined
+  readonly #parts: readonly [StoreStatements, TuningCache, IndexedTenants, FilteredStatements, DeclaredFields, FilterVerdicts]
 
   /** The tenant every statement of this handle is scoped to. */
   readonly tenantId: string
@@ -162,6 +166,7 @@ export class TenantStore {
     fields: DeclaredFields,
     verdicts: FilterVerdicts,
     sampler?: QuerySampler,
+    reads?: ReplicaReads,
   ) {
     this.#db = db
     this.#config = config
@@ -172,6 +177,37 @@ export class TenantStore {
     this.#scope = { db, config, tenantId, statements: filtered, fields, verdicts }
     this.#chunks = { ...this.#scope, locks: statements, chunks: chunkStatements(config, statements) }
     this.#sampler = sampler
+    this.#reads = reads
+    this.#parts = [statements, tuning, indexed, filtered, fields, verdicts]
+  }
+
+  /**
+   * Runs a read here, or — with replicas — on a replica that has replayed this tenant's writes
+   * (and `options.consistencyToken`), through a handle of this tenant bound to it; never on a replica inside
+   * the app's transaction.
+   */
+  #routed<T>(options: ReadConsistency | undefined, run: (tenant: TenantStore) => Promise<T>): Promise<T> {
+    const reads = this.#reads
+    if (!reads) return run(this)
+    return reads.set.read(this.tenantId, options ?? {}, (db) =>
+      run(
+        db === reads.set.primary
+          ? this
+          : new TenantStore(
+              reads.bind(db),
+              this.#config,
+              this.#parts[0],
+              this.tenantId,
+              ...(this.#parts.slice(1) as [TuningCache, IndexedTenants, FilteredStatements, DeclaredFields, FilterVerdicts]),
+            ),
+      ),
+    )
+  }
+
+  /** After a write committed: with replicas, the primary's WAL position is noted for this tenant's reads. */
+  async #wrote<T>(result: T): Promise<T> {
+    if (this.#reads) await this.#reads.set.noteWrite(this.tenantId)
+    return result
   }
 
   /**
@@ -236,7 +272,7 @@ export class TenantStore {
           ),
         { prelude: [lock] },
       ))
-    return { written: row?.written ?? 0, removed: row?.removed ?? 0 }
+    return this.#wrote({ written: row?.written ?? 0, removed: row?.removed ?? 0 })
   }
 
   /**
@@ -253,7 +289,7 @@ export class TenantStore {
     const result = await this.#db.withTransactionConnection((conn) => this.#execute(this.#sql.deleteDocument, [documentId], conn), {
       prelude: [this.#documentLock(documentId)],
     })
-    return Number(result.numAffectedRows ?? 0n)
+    return this.#wrote(Number(result.numAffectedRows ?? 0n))
   }
 
   /**
@@ -270,7 +306,7 @@ export class TenantStore {
    * ```
    */
   async search(embedding: Embedding, options: SearchOptions = {}): Promise<SearchResult[]> {
-    const rows = await this.#search(embedding, options)
+    const rows = await this.#routed(options, (t) => t.#search(embedding, options))
     this.#sampler?.record(this.tenantId, embedding)
     return rows
   }
@@ -320,15 +356,20 @@ export class TenantStore {
    * const truth = await acme.exactSearch(embedding, { k: 10 })
    * ```
    */
-  async exactSearch(embedding: Embedding, options: Pick<SearchOptions, 'k' | 'filter' | 'includeEmbedding'> = {}): Promise<SearchResult[]> {
+  async exactSearch(
+    embedding: Embedding,
+    options: Pick<SearchOptions, 'k' | 'filter' | 'includeEmbedding' | 'consistencyToken' | 'consistency'> = {},
+  ): Promise<SearchResult[]> {
     const k = assertK(options.k ?? 10)
     const vector = toVectorLiteral(
       assertEmbedding(embedding, this.#config.dimensions, this.#config.distance, 'exactSearch', this.#config.vectorType),
     )
     const filter = parseFilter(options.filter, 'exactSearch filter')
     const includeEmbedding = assertFlag(options, 'includeEmbedding', 'exactSearch')
-    if (!matchesEverything(filter)) return exactFiltered(this.#scope, vector, filter, k, includeEmbedding)
-    return this.#run<SearchResult>(includeEmbedding ? this.#chunks.chunks.exactSearchWithEmbeddings : this.#sql.exactSearch, [vector, k])
+    return this.#routed(options, (t) => {
+      if (!matchesEverything(filter)) return exactFiltered(t.#scope, vector, filter, k, includeEmbedding)
+      return t.#run<SearchResult>(includeEmbedding ? t.#chunks.chunks.exactSearchWithEmbeddings : t.#sql.exactSearch, [vector, k])
+    })
   }
 
   /**
@@ -360,7 +401,7 @@ export class TenantStore {
    * ```
    */
   async hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
-    const rows = await this.#hybridSearch(options)
+    const rows = await this.#routed(options, (t) => t.#hybridSearch(options))
     this.#sampler?.record(this.tenantId, options.embedding)
     return rows
   }
@@ -411,8 +452,8 @@ export class TenantStore {
    * const { rows, next } = await acme.find({ filter: { kind: 'contract', year: { $gte: 2024 } }, limit: 100 })
    * ```
    */
-  find(options: FindOptions = {}): Promise<FindResult> {
-    return findChunks(this.#scope, options)
+  find(options: FindOptions & ReadConsistency = {}): Promise<FindResult> {
+    return this.#routed(options, (t) => findChunks(t.#scope, options))
   }
 
   /**
@@ -423,8 +464,8 @@ export class TenantStore {
    * const drafts = await acme.count({ status: 'draft' })
    * ```
    */
-  count(filter?: MetadataFilter): Promise<number> {
-    return countChunks(this.#scope, filter)
+  count(filter?: MetadataFilter, options?: ReadConsistency): Promise<number> {
+    return this.#routed(options, (t) => countChunks(t.#scope, filter))
   }
 
   /**
@@ -437,8 +478,8 @@ export class TenantStore {
    * const removed = await acme.deleteWhere({ source: 'import-2024-03', archived: true })
    * ```
    */
-  deleteWhere(filter: MetadataFilter): Promise<number> {
-    return deleteMatching(this.#scope, this.#sql, filter)
+  async deleteWhere(filter: MetadataFilter): Promise<number> {
+    return this.#wrote(await deleteMatching(this.#scope, this.#sql, filter))
   }
 
   /**
@@ -457,8 +498,8 @@ export class TenantStore {
    * await acme.upsertChunks(rows, { deleteWhere: { source: 'faq' } }) // the source's rows replaced atomically
    * ```
    */
-  upsertChunks(rows: readonly UpsertChunkInput[], options: UpsertChunksOptions = {}): Promise<string[]> {
-    return upsertChunks(this.#chunks, rows, options)
+  async upsertChunks(rows: readonly UpsertChunkInput[], options: UpsertChunksOptions = {}): Promise<string[]> {
+    return this.#wrote(await upsertChunks(this.#chunks, rows, options))
   }
 
   /**
@@ -471,8 +512,8 @@ export class TenantStore {
    * const [faq] = await acme.getChunks(['faq-1'], { includeEmbedding: true })
    * ```
    */
-  getChunks(ids: readonly string[], options: GetChunksOptions = {}): Promise<StoredChunk[]> {
-    return getChunks(this.#chunks, ids, options)
+  getChunks(ids: readonly string[], options: GetChunksOptions & ReadConsistency = {}): Promise<StoredChunk[]> {
+    return this.#routed(options, (t) => getChunks(t.#chunks, ids, options))
   }
 
   /**
@@ -488,8 +529,8 @@ export class TenantStore {
    * await acme.updateMetadata({ filter: { source: 'faq' } }, { metadata: { source: 'faq', stale: true } })
    * ```
    */
-  updateMetadata(target: UpdateTarget, update: MetadataUpdate): Promise<number> {
-    return updateMetadata(this.#chunks, target, update)
+  async updateMetadata(target: UpdateTarget, update: MetadataUpdate): Promise<number> {
+    return this.#wrote(await updateMetadata(this.#chunks, target, update))
   }
 
   /**
@@ -501,8 +542,10 @@ export class TenantStore {
    * const { rows, skipped } = await acme.bulkIngest(chunks, { onInvalidRow: 'skip' })
    * ```
    */
-  bulkIngest(rows: AsyncIterable<TenantIngestRow> | Iterable<TenantIngestRow>, options: IngestOptions = {}): Promise<IngestResult> {
-    return ingestRows(this.#db, { config: this.#config, copySql: this.#sql.copyRows, tenantId: this.tenantId }, rows, options)
+  async bulkIngest(rows: AsyncIterable<TenantIngestRow> | Iterable<TenantIngestRow>, options: IngestOptions = {}): Promise<IngestResult> {
+    return this.#wrote(
+      await ingestRows(this.#db, { config: this.#config, copySql: this.#sql.copyRows, tenantId: this.tenantId }, rows, options),
+    )
   }
 
   /**
