@@ -100,7 +100,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: '(^|/)src/[a-z-]+/', message: 'import from src/index.js (the public API) or src/bench-kit.js, not from inside src/.' },
+            {
+              regex: '(^|/)src/(?!adapters/[a-z]+/index\\.js$)[a-z-]+/',
+              message: 'import from src/index.js (the public API), src/bench-kit.js or an adapter entry (src/adapters/<framework>/index.js), not from inside src/.',
+            },
           ],
         },
       ],

@@ -24,6 +24,15 @@ export const localProvider: Provider = {
       await cluster.stop()
       throw err
     })
-    return describeProvisioned('local', db, cluster.url, () => cluster.stop())
+    const provisioned = await describeProvisioned('local', db, cluster.url, () => cluster.stop())
+    if (!options.standbys || options.citus || !('addStandby' in cluster)) return provisioned
+    try {
+      const standbys = []
+      for (let i = 0; i < options.standbys; i++) standbys.push(await cluster.addStandby())
+      return { ...provisioned, standbys: standbys.map((s) => ({ url: s.url, stop: () => s.stop(), restart: () => s.restart() })) }
+    } catch (err) {
+      await provisioned.stop()
+      throw err
+    }
   },
 }

@@ -15,6 +15,8 @@ export interface ProvisionedDatabase {
   info: ServerInfo & { skipped: SkippedProvider[] }
   /** Closes the handle and stops/removes what was started (cluster, container, PGlite). Idempotent. */
   stop(): Promise<void>
+  /** With `standbys` (the local provider): each streaming standby's URL and a way to stop and start it again (fault tests, benches). */
+  standbys?: Array<{ url: string; stop(): Promise<void>; restart(): Promise<void> }>
 }
 
 /** Options of `provision()`; each provider reads the ones that concern it. */
@@ -45,6 +47,11 @@ export interface ProvisionOptions {
    * (Citus must be installed for the server; otherwise a `ProviderUnavailableError` says how).
    */
   citus?: { workers: number }
+  /**
+   * For `local`: this many streaming standbys of the cluster on other loopback ports
+   * (`pg_basebackup -R`, hot standby), in `standbys`; for read replicas (`ReplicaSet`). Not with `citus`.
+   */
+  standbys?: number
 }
 
 /** Whether a provider can be used here, and if not, why (with the fix). */

@@ -151,8 +151,12 @@ export class TenantStore {
   readonly #reads: ReplicaReads | undefined
   readonly #parts: readonly [StoreStatements, TuningCache, IndexedTenants, FilteredStatements, DeclaredFields, FilterVerdicts]
 
-  /** The tenant every statement of this handle is scoped to. */
-  readonly tenantId: string
+  readonly #tenantId: string
+
+  /** The tenant every statement of this handle is scoped to (fixed: a getter, not a field anyone can reassign). */
+  get tenantId(): string {
+    return this.#tenantId
+  }
 
   /** @internal use {@link PgVectorStore.forTenant}. */
   constructor(
@@ -173,7 +177,7 @@ export class TenantStore {
     this.#sql = statements
     this.#tuning = tuning
     this.#indexed = indexed
-    this.tenantId = assertId(tenantId, 'tenant id')
+    this.#tenantId = assertId(tenantId, 'tenant id')
     this.#scope = { db, config, tenantId, statements: filtered, fields, verdicts }
     this.#chunks = { ...this.#scope, locks: statements, chunks: chunkStatements(config, statements) }
     this.#sampler = sampler
