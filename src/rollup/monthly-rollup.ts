@@ -3,6 +3,8 @@ import type { ReplicaSet } from '../replicas/index.js'
 import {
   drain,
   read,
+  readAcross,
+  readAcrossQuery,
   readQuery,
   rebuild,
   refreshAt,
@@ -16,15 +18,27 @@ import {
 import type {
   DrainOptions,
   MonthlyRollupConfig,
+  ReadAcrossOptions,
   ReadOptions,
   RebuildOptions,
   RefreshAtOptions,
   RefreshDirtyOptions,
+  RefreshDirtyResult,
   RollupMigrationOptions,
+  RollupAcrossRow,
   RollupParts,
   RollupRow,
 } from './config/index.js'
-import { distributeRollup, recordedRollups, rollupTable, sourceIndexFor, type RecordedRollup, type SourceIndex } from './schema/index.js'
+import {
+  dirtyLogStats,
+  distributeRollup,
+  recordedRollups,
+  rollupTable,
+  sourceIndexFor,
+  type DirtyLogStats,
+  type RecordedRollup,
+  type SourceIndex,
+} from './schema/index.js'
 
 /**
  * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
@@ -232,7 +246,7 @@ export class MonthlyRollup {
    * let { remaining } = await rollup.refreshDirty(db, { limit: 500 })
    * ```
    */
-  refreshDirty(db: Kysely<any>, options: RefreshDirtyOptions = {}): Promise<{ buckets: number; remaining: number }> {
+  refreshDirty(db: Kysely<any>, options: RefreshDirtyOptions = {}): Promise<RefreshDirtyResult> {
     return refreshDirty(this.#ctx, db, options)
   }
 
@@ -268,6 +282,43 @@ export class MonthlyRollup {
    */
   read(db: Kysely<any> | ReplicaSet, options: ReadOptions): Promise<RollupRow[]> {
     return read(this.#ctx, db, options)
+  }
+
+  /**
+   * An admin view across tenants — "revenue by month for all tenants", "the 20 tenants that spent
+   * most this quarter", "distinct users across the fleet" — from the rollup instead of the source:
+   * every tenant's buckets (or `tenants`'), the measures combined across tenants by their rules (sums
+   * and counts add, min/max, `hll` sketches unite — never add —, `tdigest`s merge; other measures are
+   * refused), per tenant with `perTenant`, or the top `n` tenants by a measure (`top`), per month or
+   * over the range (`combineMonths`), `fresh` as `read`. Served by the rollup table's month index.
+   * An admin read: never the tenant-scoped path; under row-level security it runs as fleet-wide work.
+   *
+   * ### Examples
+   * ```ts
+   * const byMonth = await rollup.readAcross(db, { from: '2025-01', to: '2025-12', groupBy: [] })
+   * const top20 = await rollup.readAcross(db, { from: '2025-10', to: '2025-12', combineMonths: true, groupBy: [], top: { by: 'total', n: 20 } })
+   * ```
+   */
+  readAcross(db: Kysely<any>, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
+    return readAcross(this.#ctx, db, options)
+  }
+
+  /**
+   * The dirty-key log's backlog: rows waiting (counted up to 100,000; `capped` beyond) and when the
+   * oldest was marked — what `pgscale doctor` alerts on. Reads only; cheap whatever the backlog.
+   *
+   * ### Examples
+   * ```ts
+   * const { rows, oldestMarkedAt } = await rollup.dirtyStats(db)
+   * ```
+   */
+  dirtyStats(db: Kysely<any>): Promise<DirtyLogStats> {
+    return dirtyLogStats(db.withoutPlugins(), this.#ctx.parts)
+  }
+
+  /** The statement {@link readAcross} runs, without running it (plan checks). */
+  readAcrossQuery(_db: Kysely<any>, options: ReadAcrossOptions): RawBuilder<RollupAcrossRow> {
+    return readAcrossQuery(this.#ctx, options)
   }
 
   /**

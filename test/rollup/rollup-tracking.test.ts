@@ -278,6 +278,31 @@ describe('MonthlyRollup.track', () => {
     await expect(rollup.drain(t.db, { intervalMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError)
     expect(await pending()).toEqual([{ tenant_id: 5, month: '2024-01' }])
   })
+
+  it('a backlog of many writes to few buckets is refreshed once per bucket (the claimed keys coalesced); remaining is a bounded count', async () => {
+    await drainAll(t.db)
+    for (let i = 0; i < 300; i++) await insert(1 + (i % 2), '2024-02-10T12:00:00Z', 'x', '1.00').execute(t.db)
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from expenses_monthly_dirty`.execute(t.db)
+    expect(rows[0]!.n).toBe(300)
+    const stats = await rollup.dirtyStats(t.db)
+    expect(stats).toMatchObject({ rows: 300, capped: false })
+    expect(stats.oldestMarkedAt).toBeInstanceOf(Date)
+    // Ten rows claimed; the other 290 of the same two keys go with them: one refresh per bucket.
+    expect(await rollup.refreshDirty(t.db, { limit: 10 })).toEqual({ buckets: 2, remaining: 0 })
+    expect(await rollupSnapshot(t.db, 'expenses_monthly', 1)).toBe(await fromScratch(t.db, ZONE, 1))
+    expect(await rollupSnapshot(t.db, 'expenses_monthly', 2)).toBe(await fromScratch(t.db, ZONE, 2))
+    // Beyond 10,000 pending rows, remaining stops counting and says so.
+    await sql`insert into expenses_monthly_dirty (tenant_id, month) select 3, '2024-03-01' from generate_series(1, 10050)`.execute(t.db)
+    expect(await rollup.refreshDirty(t.db, { tenantId: 4 })).toEqual({ buckets: 0, remaining: 0 })
+    const capped = await rollup.refreshDirty(t.db, { limit: 1, tenantId: 3 })
+    expect(capped).toEqual({ buckets: 1, remaining: 0 })
+    expect((await rollup.dirtyStats(t.db)).rows).toBe(0)
+    await sql`insert into expenses_monthly_dirty (tenant_id, month) select 3 + g % 2, '2024-03-01' from generate_series(1, 20100) g`.execute(t.db)
+    const some = await rollup.refreshDirty(t.db, { limit: 1 }) // one key coalesced; the other tenant's 10,050 rows wait
+    expect(some).toEqual({ buckets: 1, remaining: 10_000, moreRemaining: true })
+    expect(await rollup.dirtyStats(t.db)).toMatchObject({ rows: 10_050, capped: false })
+    await drainAll(t.db)
+  })
 })
 
 describe('read({ fresh: true })', () => {

@@ -11,9 +11,9 @@ import {
 } from '../../src/index.js'
 import { ensureSketchExtensions } from '../../src/bench-kit.js'
 import { itWithServer, skipBecause } from '../support/skip.js'
+import { testTarget, useTestDatabase } from '../support/test-database.js'
 
 const NO_SKETCHES = 'the server has no hll and tdigest extensions (PGlite ships neither; npm run db:install adds them to a native server)'
-import { testTarget, useTestDatabase } from '../support/test-database.js'
 
 /**
  * Distinct counts and percentiles that combine across groups and months (hll, tdigest), checked

@@ -10,3 +10,4 @@ export * from './refresh.js' // refreshAt and rebuild
 export * from './tracking.js' // track, untrack, refreshDirty and drain
 export * from './read.js' // read and readQuery
 export * from './rollup-migration-sql.js' // the rollup's DDL as plain SQL
+export * from './read-across.js' // readAcross: admin views across tenants

@@ -1,10 +1,18 @@
 import { CompiledQuery, sql, type Kysely, type Migration } from 'kysely'
 import { InvalidArgumentError } from '../../errors.js'
-import { assertTenantId, dirtyKeyNames, type DrainOptions, type RefreshDirtyOptions, type RollupMigrationOptions } from '../config/index.js'
+import {
+  assertTenantId,
+  dirtyKeyNames,
+  type DrainOptions,
+  type RefreshDirtyOptions,
+  type RefreshDirtyResult,
+  type RollupMigrationOptions,
+} from '../config/index.js'
 import { assertMayAlter } from '../../db/privileges.js'
 import {
   assertTrackable,
   claimDirtyKeys,
+  coalesceDirtyKeys,
   forgetRollup,
   pendingDirtyRows,
   recordRollup,
@@ -88,11 +96,7 @@ function splitQualified(quoted: string): { schema?: string } {
  * await refreshDirty(ctx, db, { limit: 500 }) // { buckets: 12, remaining: 0 }
  * ```
  */
-export async function refreshDirty(
-  ctx: RollupContext,
-  db: Kysely<any>,
-  options: RefreshDirtyOptions = {},
-): Promise<{ buckets: number; remaining: number }> {
+export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options: RefreshDirtyOptions = {}): Promise<RefreshDirtyResult> {
   const limit = options.limit ?? 1000
   if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
     throw new InvalidArgumentError(`refreshDirty: limit must be an integer from 1 to 1000000, got ${String(options.limit)}`)
@@ -101,6 +105,7 @@ export async function refreshDirty(
   const { rebuild } = ctx.statementsFor(await ctx.validate(plain))
   const run = async (trx: Kysely<any>) => {
     const keys = await claimDirtyKeys(trx, ctx.parts, { limit, tenantId })
+    await coalesceDirtyKeys(trx, ctx.parts, keys)
     const byTenant = new Map<string, { tenantId: string | number; months: string[] }>()
     for (const k of keys) {
       const group = byTenant.get(String(k.tenantId)) ?? { tenantId: k.tenantId, months: [] }
@@ -112,7 +117,10 @@ export async function refreshDirty(
       await trx.executeQuery(CompiledQuery.raw(ctx.lockStatement(group.tenantId, group.months)))
       await trx.executeQuery(rebuild({ tenant: group.tenantId, months: group.months }))
     }
-    return { buckets: keys.length, remaining: await pendingDirtyRows(trx, ctx.parts, tenantId) }
+    const pending = await pendingDirtyRows(trx, ctx.parts, tenantId)
+    return pending.capped
+      ? { buckets: keys.length, remaining: pending.rows, moreRemaining: true as const }
+      : { buckets: keys.length, remaining: pending.rows }
   }
   return plain.isTransaction ? run(plain) : plain.transaction().execute(run)
 }

@@ -26,6 +26,16 @@ export interface RefreshDirtyOptions {
   tenantId?: string | number
 }
 
+/** What {@link MonthlyRollup.refreshDirty} did. */
+export interface RefreshDirtyResult {
+  /** Buckets refreshed. */
+  buckets: number
+  /** Log rows still pending, counted up to 10,000 (a bounded count: cheap whatever the backlog). */
+  remaining: number
+  /** Set when more than 10,000 rows are pending (`remaining` is then 10,000). */
+  moreRemaining?: true
+}
+
 /** Options of {@link MonthlyRollup.drain}. */
 export interface DrainOptions extends RefreshDirtyOptions {
   /** Wait this long when the log is empty before looking again (default 1000 ms). */
@@ -64,3 +74,28 @@ export function assertTenantId(value: unknown): string | number {
     return value
   throw new InvalidArgumentError(`tenantId must be a non-empty string or a safe integer, got ${JSON.stringify(value)}`)
 }
+
+/** Options of {@link MonthlyRollup.readAcross}: an admin read across tenants. */
+export interface ReadAcrossOptions {
+  /** First month (any moment in it, or `'YYYY-MM'`). */
+  from: Date | string | number
+  /** Last month, inclusive. */
+  to: Date | string | number
+  /** Only these tenants. Default: every tenant. */
+  tenants?: ReadonlyArray<string | number>
+  /** Keep only these group columns (`[]`: none); the measures combine over the rest. Default: every group. */
+  groupBy?: readonly string[]
+  /** One row per tenant (its `tenant_id` in the row) instead of the fleet combined. Implied by `top`. */
+  perTenant?: boolean
+  /** The `n` tenants with the largest (or smallest) `by` in each month (or the range, with `combineMonths`) and kept group. */
+  top?: { by: string; n: number; order?: 'desc' | 'asc' }
+  /** One row per group (and tenant) for the whole range, `month` being `'YYYY-MM..YYYY-MM'`. */
+  combineMonths?: boolean
+  /** Buckets the dirty-key log holds, of any tenant, aggregated live from the source. Needs `track`. */
+  fresh?: boolean
+  /** Percentiles of `'tdigest'` measures: `{ latency: [0.5, 0.95] }`. */
+  percentiles?: PercentileRequest
+}
+
+/** A row of {@link MonthlyRollup.readAcross}: `{ month, tenant_id?, rank?, ...groups, ...measures }`. */
+export type RollupAcrossRow = { month: string; tenant_id?: string | number; rank?: number } & Record<string, unknown>

@@ -3,6 +3,7 @@ import { hasCitusExtension } from '../../db/database.js'
 import { SchemaMismatchError } from '../../errors.js'
 import { sqlTextConstant } from '../../filter/metadata-field.js'
 import { rowSecurityDdl } from '../../db/row-security.js'
+import { arrayLiteral } from '../../sql/literal.js'
 import { dirtyKeyNames, type AtKind, type RollupParts } from '../config/index.js'
 
 /** The local month (a `date`) of the `at` value `column` in `zone`, in SQL text (the zone rendered by a proven-safe constant). */
@@ -53,6 +54,7 @@ end`
   return [
     `create table if not exists ${n.log} (tenant_id ${parts.target.tenantType} not null, month date not null, marked_at timestamptz not null default now())`,
     `create index if not exists "${n.logIndex}" on ${n.log} (tenant_id, month)`,
+    `create index if not exists "${n.logIndex}_at" on ${n.log} (marked_at)`,
     `create or replace function ${n.fn}() returns trigger language plpgsql security definer set search_path from current as $pgscale_track$${body}$pgscale_track$`,
     `create or replace trigger "${n.triggers.insert}" after insert on ${source} referencing new table as pgscale_new for each statement execute function ${n.fn}()`,
     `create or replace trigger "${n.triggers.update}" after update on ${source} referencing old table as pgscale_old new table as pgscale_new for each statement execute function ${n.fn}()`,
@@ -119,19 +121,56 @@ export async function claimDirtyKeys(
   return rows.map((r) => ({ tenantId: r.tenant_id, month: r.month }))
 }
 
+/** The most log rows `refreshDirty` counts for `remaining`: beyond it, `remaining` says "at least" (`moreRemaining`). */
+export const PENDING_COUNT_CAP = 10_000
+
 /**
- * How many log rows are pending (of one tenant, or all), as this transaction sees them.
+ * How many log rows are pending (of one tenant, or all), as this transaction sees them, counted up
+ * to {@link PENDING_COUNT_CAP} (a bounded count stays cheap whatever the backlog): `capped` when
+ * there are more.
  *
  * ### Examples
  * ```ts
- * await pendingDirtyRows(db, parts) // 0 once drained
+ * await pendingDirtyRows(db, parts) // { rows: 0, capped: false } once drained
  * ```
  */
-export async function pendingDirtyRows(db: Kysely<any>, parts: RollupParts, tenantId?: string | number): Promise<number> {
+export async function pendingDirtyRows(
+  db: Kysely<any>,
+  parts: RollupParts,
+  tenantId?: string | number,
+): Promise<{ rows: number; capped: boolean }> {
   const log = sql.raw(dirtyKeyNames(parts).log)
   const byTenant = ofTenant(parts, tenantId)
-  const { rows } = await sql<{ n: string }>`select count(*)::text as n from ${log} where ${byTenant}`.execute(db)
-  return Number(rows[0]?.n ?? 0)
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from (select 1 from ${log} where ${byTenant} limit ${PENDING_COUNT_CAP + 1}) as pending`.execute(db)
+  const n = rows[0]?.n ?? 0
+  return { rows: Math.min(n, PENDING_COUNT_CAP), capped: n > PENDING_COUNT_CAP }
+}
+
+/**
+ * After a claim: removes the log's other rows of the claimed keys that this statement sees (rows
+ * another drainer holds are skipped), so a backlog of many writes to few buckets — a drainer that
+ * was down for a day — is refreshed once per bucket, not once per write. The caller's refresh reads
+ * the source after this statement, so every write behind a removed row is in it; rows committed
+ * after this statement began stay in the log. Resolves to how many it removed.
+ *
+ * ### Examples
+ * ```ts
+ * const keys = await claimDirtyKeys(trx, parts, { limit: 1000 })
+ * await coalesceDirtyKeys(trx, parts, keys)
+ * ```
+ */
+export async function coalesceDirtyKeys(trx: Kysely<any>, parts: RollupParts, keys: readonly DirtyKey[]): Promise<number> {
+  if (keys.length === 0) return 0
+  const log = sql.raw(dirtyKeyNames(parts).log)
+  const tenants = sql`${arrayLiteral(keys.map((k) => String(k.tenantId)))}::${sql.raw(parts.target.tenantType)}[]`
+  const months = sql`${arrayLiteral(keys.map((k) => k.month))}::date[]`
+  const result = await sql`
+    delete from ${log} where ctid = any(array(
+      select l.ctid from ${log} l join unnest(${tenants}, ${months}) as k(tenant_id, month)
+        on l.tenant_id = k.tenant_id and l.month = k.month
+      for update of l skip locked))`.execute(trx)
+  return Number(result.numAffectedRows ?? 0n)
 }
 
 /**
@@ -180,7 +219,7 @@ export async function dirtyLogStats(db: Kysely<any>, parts: RollupParts, limit =
   if (!present[0]?.r) return { rows: 0, capped: false, oldestMarkedAt: null }
   const { rows } = await sql<{ n: number; oldest: Date | null }>`
     select (select count(*)::int from (select 1 from ${sql.raw(log)} limit ${limit + 1}) as l) as n,
-      (select min(marked_at) from ${sql.raw(log)}) as oldest`.execute(db)
+      (select marked_at from ${sql.raw(log)} order by marked_at limit 1) as oldest`.execute(db)
   const n = rows[0]?.n ?? 0
   return { rows: Math.min(n, limit), capped: n > limit, oldestMarkedAt: rows[0]?.oldest ?? null }
 }

@@ -59,6 +59,8 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     ]
     return `create table if not exists ${qualified} (\n  ${definitions.join(',\n  ')}\n)`
   }
+  // Month-led: what an admin view across tenants (readAcross) scans; the key serves one tenant's reads.
+  const monthIndex = `create index if not exists "${fitIdentifier(table, 'month')}" on ${qualified} (month)`
   const create = async (db: Kysely<any>) => {
     // There already (the usual case once deployed): nothing to create, so any role may call it.
     const { rows } = await sql<{ present: boolean }>`select to_regclass(${qualified}) is not null as present`.execute(db)
@@ -70,6 +72,7 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     }
     if (sketches.length) await ensureSketchExtensions(db, sketches)
     await sql.raw(tableDdl()).execute(db)
+    await sql.raw(monthIndex).execute(db)
     for (const statement of security()) await sql.raw(statement).execute(db)
   }
   return {
@@ -80,10 +83,11 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     tenantType,
     isolation,
     create,
-    ddl: () => [...new Set(sketches)].map((kind) => `create extension if not exists ${kind}`).concat(tableDdl(), security()),
+    ddl: () => [...new Set(sketches)].map((kind) => `create extension if not exists ${kind}`).concat(tableDdl(), monthIndex, security()),
     migration: (options: RollupMigrationOptions = {}) => ({
       up: async (db: Kysely<any>) => {
         await create(db)
+        await sql.raw(monthIndex).execute(db) // a table made before readAcross gets its index here
         for (const grant of tableGrants(schema, qualified, options.runtimeRole)) await sql.raw(grant).execute(db)
       },
       down: async (db: Kysely<any>) => void (await sql.raw(`drop table if exists ${qualified}`).execute(db)),

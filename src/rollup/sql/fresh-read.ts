@@ -32,3 +32,31 @@ export function freshRollupRows(p: RollupParts, tenantId: unknown, from: string,
     ) as bucket
   )`
 }
+
+/**
+ * {@link freshRollupRows} for every tenant (or those of `tenants`): the stored rows of clean
+ * buckets in `[from, to]`, and each bucket the dirty-key log holds aggregated live from the source
+ * — one statement, one snapshot, what an admin view across tenants reads with `fresh: true`.
+ *
+ * ### Examples
+ * ```ts
+ * sql`select * from ${freshRowsAcross(parts, '2025-01-01', '2025-12-01')} as r`
+ * ```
+ */
+export function freshRowsAcross(p: RollupParts, from: string, to: string, tenants?: RawBuilder<unknown>): RawBuilder<unknown> {
+  const log = sql.raw(dirtyKeyNames(p).log)
+  const columns = targetColumnList(p)
+  const inTenants = tenants ? sql`and tenant_id = any(${tenants})` : sql``
+  return sql`(
+    with dirty as (
+      select distinct tenant_id, month from ${log} where month >= ${from}::date and month <= ${to}::date ${inTenants}
+    )
+    select ${columns} from ${sql.raw(p.target.qualified)} r
+    where month >= ${from}::date and month <= ${to}::date ${inTenants}
+      and not exists (select 1 from dirty d where d.tenant_id = r.tenant_id and d.month = r.month)
+    union all
+    select dirty.tenant_id, dirty.month, bucket.* from dirty cross join lateral (
+      ${sourceBuckets(p, sql`dirty.tenant_id`, monthBounds(p, sql`dirty.month`), { castToTarget: true })}
+    ) as bucket
+  )`
+}

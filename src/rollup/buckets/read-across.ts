@@ -1,0 +1,103 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { InvalidArgumentError } from '../../errors.js'
+import { arrayLiteral } from '../../sql/literal.js'
+import { assertIdentifier } from '../../sql/identifier.js'
+import { assertTenantId, monthOf, type ReadAcrossOptions, type RollupAcrossRow } from '../config/index.js'
+import { assertPercentiles, freshRowsAcross, measureOutput } from '../sql/index.js'
+import type { RollupContext } from './rollup-context.js'
+
+/**
+ * An admin view across tenants, from the rollup: every tenant's buckets (or those of `tenants`)
+ * from `from` to `to`, the measures combined over tenants (and the groups not kept) by their rules
+ * — sums and counts add, min/max, hll sketches unite (never add), t-digests merge; anything else
+ * is refused — or per tenant, or the top `n` tenants by a measure. Its own method, never the
+ * tenant-scoped path; under row-level security it runs as pgscale's fleet-wide work.
+ *
+ * ### Examples
+ * ```ts
+ * await readAcross(ctx, db, { from: '2025-01', to: '2025-12', groupBy: [] })                    // revenue by month, all tenants
+ * await readAcross(ctx, db, { from: '2025-10', to: '2025-12', combineMonths: true, top: { by: 'total', n: 20 } })
+ * ```
+ */
+export async function readAcross(ctx: RollupContext, db: Kysely<any>, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
+  const plain = db.withoutPlugins()
+  if (options?.fresh) await ctx.validate(plain)
+  return (await readAcrossQuery(ctx, options).execute(ctx.scoped(plain))).rows
+}
+
+/** The statement {@link readAcross} runs. */
+export function readAcrossQuery(ctx: RollupContext, options: ReadAcrossOptions): RawBuilder<RollupAcrossRow> {
+  const o = checkAcross(ctx, options)
+  const { target } = ctx.parts
+  const tenants = o.tenants ? sql`${arrayLiteral(o.tenants.map(String))}::${sql.raw(target.tenantType)}[]` : undefined
+  let source = sql`${sql.raw(target.qualified)}`
+  if (o.fresh) {
+    if (!ctx.atKind)
+      throw new InvalidArgumentError("readAcrossQuery({ fresh: true }) needs the at column's type: call readAcross or refreshAt once first")
+    source = sql`${freshRowsAcross({ ...ctx.parts, atKind: ctx.atKind }, o.from, o.to, tenants)}`
+  }
+  const keptCols = o.keep.map((g) => sql.raw(`"${g}"`))
+  const measures = target.measures.flatMap((m) => {
+    const out = measureOutput({ ...m, expression: ctx.parts.measures.find((x) => x.name === m.name)!.expression }, true, o.percentiles)
+    return out ? [out] : []
+  })
+  const month = o.combineMonths ? sql`${`${o.from.slice(0, 7)}..${o.to.slice(0, 7)}`}::text` : sql`to_char(month, 'YYYY-MM')`
+  const groupKeys = [...(o.perTenant ? [sql`tenant_id`] : []), ...(o.combineMonths ? [] : [sql`month`]), ...keptCols]
+  const range = sql`month >= ${o.from}::date and month <= ${o.to}::date${tenants ? sql` and tenant_id = any(${tenants})` : sql``}`
+  const select = sql.join([sql`${month} as month`, ...(o.perTenant ? [sql`tenant_id`] : []), ...keptCols, ...measures])
+  const grouped = sql`select ${select} from ${source} as r where ${range}
+    ${groupKeys.length ? sql`group by ${sql.join(groupKeys)}` : sql`having count(*) > 0`}`
+  if (!o.top) return sql<RollupAcrossRow>`${grouped} order by ${sql.join([sql`1`, ...(o.perTenant ? [sql`tenant_id`] : []), ...keptCols])}`
+  const by = sql.raw(`"${o.top.by}"`)
+  const partition = sql.join([sql`month`, ...keptCols])
+  const direction = sql.raw(o.top.order === 'asc' ? 'asc' : 'desc')
+  return sql<RollupAcrossRow>`select * from (
+      select g.*, row_number() over (partition by ${partition} order by ${by} ${direction} nulls last, tenant_id)::int as rank
+      from (${grouped}) as g
+    ) ranked where rank <= ${o.top.n} order by ${sql.join([sql`month`, ...keptCols, sql`rank`])}`
+}
+
+/** The options, checked: months, kept groups, tenants, the top's measure. */
+function checkAcross(ctx: RollupContext, options: ReadAcrossOptions) {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('readAcross needs { from, to }')
+  const from = monthOf(options.from, ctx.parts.zone, 'from')
+  const to = monthOf(options.to, ctx.parts.zone, 'to')
+  if (from > to) throw new InvalidArgumentError(`readAcross: from (${from.slice(0, 7)}) is after to (${to.slice(0, 7)})`)
+  const { target } = ctx.parts
+  const allGroups = target.groupBy.map((g) => g.name)
+  const keep = options.groupBy === undefined ? allGroups : options.groupBy.map((g) => assertIdentifier(g, 'readAcross groupBy column'))
+  const unknown = keep.filter((g) => !allGroups.includes(g))
+  if (unknown.length) throw new InvalidArgumentError(`readAcross: ${unknown.join(', ')} is not a group column of ${target.name}`)
+  for (const flag of ['fresh', 'combineMonths', 'perTenant'] as const)
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean')
+      throw new InvalidArgumentError(`readAcross: ${flag} must be a boolean`)
+  if (
+    options.tenants !== undefined &&
+    (!Array.isArray(options.tenants) || options.tenants.length === 0 || options.tenants.length > 100_000)
+  )
+    throw new InvalidArgumentError('readAcross: tenants must be a non-empty array of at most 100,000 tenant ids')
+  const tenants = options.tenants?.map((t) => assertTenantId(t))
+  const top = options.top
+  if (top !== undefined) {
+    if (top === null || typeof top !== 'object' || !target.measures.some((m) => m.name === top.by && m.type !== 'tdigest'))
+      throw new InvalidArgumentError(
+        `readAcross: top.by must name a measure of ${target.name} other than a tdigest, got ${JSON.stringify(top?.by)}`,
+      )
+    if (!Number.isInteger(top.n) || top.n < 1 || top.n > 100_000)
+      throw new InvalidArgumentError('readAcross: top.n must be an integer from 1 to 100,000')
+    if (top.order !== undefined && top.order !== 'asc' && top.order !== 'desc')
+      throw new InvalidArgumentError("readAcross: top.order must be 'asc' or 'desc'")
+  }
+  const percentiles = assertPercentiles(options.percentiles, target.measures)
+  return {
+    from,
+    to,
+    keep,
+    tenants,
+    top,
+    percentiles,
+    fresh: options.fresh === true,
+    combineMonths: options.combineMonths === true,
+    perTenant: options.perTenant === true || top !== undefined,
+  }
+}
