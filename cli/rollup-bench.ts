@@ -14,6 +14,7 @@ type RollupBenchCli = CommonOptions &
   Omit<RollupBenchOptions, 'keep' | 'showProgress' | 'track'> & {
     plot?: string
     track?: boolean
+    across?: boolean
     trackRows: number
     trackRounds: number
     trackSeconds: number
@@ -35,6 +36,10 @@ export function rollupBenchCommand(): Command {
       .option(
         '--track',
         "also measure the rollup's tracking: write overhead (beside pg_ivm when the server has it), drain rate, staleness, fresh reads, approxCountDistinct error",
+      )
+      .option(
+        '--across',
+        'also measure admin views across tenants: the dashboard of the whole fleet and the top 20 tenants, source vs rollup (readAcross), and fleet-wide distinct counts (hll)',
       )
       .option('--track-rows <n>', 'rows of each bulk write of --track', positiveInt('--track-rows', 10_000_000), 40_000)
       .option('--track-rounds <n>', 'rounds of the --track write overhead', positiveInt('--track-rounds', 1000), 5)
@@ -78,6 +83,7 @@ export async function rollupBench(argv: readonly string[]): Promise<number> {
           ...o,
           keep: Boolean(o.keep),
           showProgress: Boolean(process.stderr.isTTY) && !quiet,
+          across: o.across === true,
           track: o.track
             ? { rows: o.trackRows, rounds: o.trackRounds, seconds: o.trackSeconds, writesPerSecond: o.trackWritesPerSecond }
             : undefined,

@@ -42,7 +42,11 @@ export {
   MonthlyRollup,
   type DrainOptions,
   type MonthlyRollupConfig,
+  type ReadAcrossOptions,
   type RefreshDirtyOptions,
+  type RefreshDirtyResult,
+  type RollupAcrossRow,
+  type DirtyLogStats,
   type ReadOptions,
   type RebuildOptions,
   type RefreshAtOptions,
@@ -77,7 +81,7 @@ export {
 } from './ops/index.js'
 export { rollupTable, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from './rollup/index.js'
 export type { RecordedRollup } from './rollup/index.js'
-export { approxCountDistinct, approxPercentiles, type PercentileRequest } from './rollup/index.js'
+export { approxCountDistinct, approxPercentiles, type DistinctSketchOptions, type PercentileRequest } from './rollup/index.js'
 export type { SourceIndex } from './rollup/index.js'
 export {
   DEFAULT_OWN_INDEX_ABOVE,

@@ -4,6 +4,7 @@ import { fmt } from '../report/stats.js'
 import { renderTable } from '../report/table.js'
 import type { RollupBenchReport, TenantResult } from './run-rollup-bench.js'
 import { renderTrackReport } from './render-track-report.js'
+import { renderAcrossReport } from './render-across-report.js'
 
 /** The human report of rollup-bench. */
 export function renderRollupReport(r: RollupBenchReport): string {
@@ -33,6 +34,7 @@ export function renderRollupReport(r: RollupBenchReport): string {
   out.push('anchors (measured elsewhere, for comparison):', ...Object.values(r.anchors).map((a) => `  - ${a}`), '')
   out.push('findings:', ...r.findings.map((f) => `  - ${f}`))
   if (r.track) out.push('', ...renderTrackReport(r.track))
+  if (r.across) out.push('', ...renderAcrossReport(r.across))
   if (r.citus) out.push('', ...renderCitusPlacement(r.citus))
   return out.join('\n')
 }

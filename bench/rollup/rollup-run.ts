@@ -5,6 +5,7 @@ import type { ReportHeader } from '../report/header.js'
 import type { Percentiles } from '../report/stats.js'
 import type { expensesRollup } from '../synthetic/expenses.js'
 import type { TrackOptions, TrackReport } from './track/track-report.js'
+import type { AcrossReport } from './across/across-report.js'
 
 /** Parameters of a rollup-bench run. */
 export interface RollupBenchOptions {
@@ -21,6 +22,8 @@ export interface RollupBenchOptions {
   showProgress: boolean
   /** Measure the rollup's tracking too (`--track`). */
   track?: TrackOptions
+  /** Measure admin views across tenants too (`--across`). */
+  across?: boolean
 }
 
 /** What one tenant measured. */
@@ -59,6 +62,8 @@ export interface RollupBenchReport extends ReportHeader {
   citus?: CitusPlacementReport
   /** With `--track`: tracking's write overhead, drain rate, staleness, fresh reads, approximate distinct counts. */
   track?: TrackReport
+  /** With `--across`: admin views across tenants, source vs rollup, and fleet-wide distinct counts. */
+  across?: AcrossReport
 }
 
 /** The bench's schema, source table and rollup table. */

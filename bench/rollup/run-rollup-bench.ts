@@ -8,6 +8,7 @@ import { seedSource } from './phases/seed.js'
 import { measureSizes } from './phases/sizes.js'
 import { measureTenant } from './phases/tenant.js'
 import { trackPhase } from './phases/track.js'
+import { acrossPhase } from './phases/across.js'
 import { rollupFindings } from './rollup-findings.js'
 import { SCHEMA, type RollupBenchOptions, type RollupBenchReport } from './rollup-run.js'
 
@@ -47,6 +48,7 @@ export async function runRollupBench(
   let track: RollupBenchReport['track']
   if (o.track && (await hasCitusShardNodes(db))) log('--track skipped: tracking refuses a Citus-distributed source (docs/rollup.md)')
   else if (o.track) track = await trackPhase(provisioned, run, o.track, log)
+  const across = o.across ? await acrossPhase(run, log) : undefined
   if (!o.keep) await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
   const report: RollupBenchReport = {
     ...header,
@@ -64,6 +66,7 @@ export async function runRollupBench(
     findings: [],
     ...(citus ? { citus } : {}),
     ...(track ? { track } : {}),
+    ...(across ? { across } : {}),
   }
   report.findings = rollupFindings(report)
   return report

@@ -171,6 +171,35 @@ describe('approximate measures', () => {
     await rollup.untrack(t.db)
   })
 
+  it('a sketch of a chosen precision (log2m 14): stored at that precision, within 3 standard errors (0.81% each) of count(distinct)', async (ctx) => {
+    if (!available) return skipBecause(ctx, NO_SKETCHES)
+    const precise = rollupTable('visits_precise', { groupBy: {}, measures: { users: 'hll' }, tenantType: 'integer' })
+    const sketches = new MonthlyRollup({
+      source: 'visits',
+      target: precise,
+      at: 'at',
+      tenant: 'tenant_id',
+      groupBy: [],
+      measures: { users: approxCountDistinct(sql`user_id`, { log2m: 14 }) },
+      zone: ZONE,
+    })
+    await precise.create(t.db)
+    await sketches.rebuild(t.db, { tenantId: 1, since: '2024-01-01', until: '2024-12-31' })
+    const { rows: stored } = await sql<{ log2m: number; n: number }>`
+      select min(hll_log2m(users))::int as log2m, count(*)::int as n from visits_precise`.execute(t.db)
+    expect(stored[0]).toEqual({ log2m: 14, n: 12 })
+    const [year] = await sketches.read(t.db, { tenantId: 1, from: '2024-01', to: '2024-12', combineMonths: true })
+    const { rows: exact } = await sql<{
+      users: number
+    }>`select count(distinct user_id)::int as users from visits where tenant_id = 1`.execute(t.db)
+    expect(relativeError(Number(year!.users), exact[0]!.users)).toBeLessThan(3 * 0.0081)
+  })
+
+  it('refuses a sketch precision outside 4–16 before anything is sent', () => {
+    for (const log2m of [3, 17, 11.5, Number.NaN]) expect(() => approxCountDistinct(sql`user_id`, { log2m })).toThrow(InvalidArgumentError)
+    expect(() => approxCountDistinct(sql`user_id`, { log2m: 4 })).not.toThrow()
+  })
+
   it('refuses percentiles of a measure that is not a tdigest, and out-of-range percentiles', async () => {
     const range = { tenantId: 1, from: '2024-01', to: '2024-01' }
     await expect(rollup.read(t.db, { ...range, percentiles: { users: [0.5] } })).rejects.toBeInstanceOf(InvalidArgumentError)
