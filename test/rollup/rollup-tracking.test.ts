@@ -297,7 +297,9 @@ describe('MonthlyRollup.track', () => {
     const capped = await rollup.refreshDirty(t.db, { limit: 1, tenantId: 3 })
     expect(capped).toEqual({ buckets: 1, remaining: 0 })
     expect((await rollup.dirtyStats(t.db)).rows).toBe(0)
-    await sql`insert into expenses_monthly_dirty (tenant_id, month) select 3 + g % 2, '2024-03-01' from generate_series(1, 20100) g`.execute(t.db)
+    await sql`insert into expenses_monthly_dirty (tenant_id, month) select 3 + g % 2, '2024-03-01' from generate_series(1, 20100) g`.execute(
+      t.db,
+    )
     const some = await rollup.refreshDirty(t.db, { limit: 1 }) // one key coalesced; the other tenant's 10,050 rows wait
     expect(some).toEqual({ buckets: 1, remaining: 10_000, moreRemaining: true })
     expect(await rollup.dirtyStats(t.db)).toMatchObject({ rows: 10_050, capped: false })
