@@ -12,8 +12,8 @@ export {
   hasCitusShardNodes,
 } from './db/database.js'
 export type { LocalSettings } from './db/local-settings.js'
-export { migrate, MIGRATION_TABLE, type MigrateOptions } from './db/migrate.js'
-export { vectorExtensionMigration } from './db/vector-extension-migration.js'
+export { migrate, MIGRATION_TABLE, type MigrateOptions } from './db/migration/migrate.js'
+export { vectorExtensionMigration } from './db/migration/vector-extension-migration.js'
 export { checkProvider, provision, PROVIDERS, type ProviderCheck, type ProvisionOptions } from './db/provision.js'
 export { registerProvider, type ProviderName } from './db/providers/registry.js'
 export {
@@ -24,7 +24,7 @@ export {
   type SkippedProvider,
 } from './db/providers/provider.js'
 export { ensureVectorExtension, MIN_PGVECTOR_VERSION, type ServerInfo } from './db/server-info.js'
-export type { Capabilities, CopySource } from './db/session.js'
+export type { Capabilities, CopySource } from './db/pools/session.js'
 export { expectPlan, noSeqScan, renderPlan, usesIndex } from './plan/assertions.js'
 export { checkPlanShapes, type PlanCase, type PlanShapesOptions, type PlanShapesResult, type PlanStatement } from './plan/plan-shapes.js'
 export {

@@ -2,8 +2,8 @@ import { Kysely, type Transaction } from 'kysely'
 import { InvalidArgumentError } from '../errors.js'
 import { Database } from './database.js'
 import { joinTransaction } from './joined-transaction.js'
-import { createKyselySessionPool } from './kysely-pool.js'
-import { createNodePostgresPool, isPgPool } from './node-postgres-pool.js'
+import { createKyselySessionPool } from './pools/kysely-pool.js'
+import { createNodePostgresPool, isPgPool } from './pools/node-postgres-pool.js'
 import type pg from 'pg'
 
 /**

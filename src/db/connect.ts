@@ -1,9 +1,9 @@
 import { ConnectionError, InvalidArgumentError, PgScaleError } from '../errors.js'
 import { sql } from 'kysely'
 import { Database, type DatabaseConfig } from './database.js'
-import { createNodePostgresPool, isPgPool } from './node-postgres-pool.js'
+import { createNodePostgresPool, isPgPool } from './pools/node-postgres-pool.js'
 import type pg from 'pg'
-import { createPglitePool, type PgliteLike } from './pglite-pool.js'
+import { createPglitePool, type PgliteLike } from './pools/pglite-pool.js'
 import { ensureVectorExtension } from './server-info.js'
 
 /** Options of {@link connect}. */

@@ -12,10 +12,10 @@ import {
   type QueryResult,
   type TransactionBuilder,
 } from 'kysely'
-import { SessionConnection, SessionDriver } from './driver.js'
+import { SessionConnection, SessionDriver } from './pools/driver.js'
 import { renderSetLocal, settingsMessage, type LocalSettings } from './local-settings.js'
 import { inlineParameters, type InlineValue } from '../sql/literal.js'
-import type { Capabilities, CopySource, SessionPool } from './session.js'
+import type { Capabilities, CopySource, SessionPool } from './pools/session.js'
 
 const COMMIT = CompiledQuery.raw('COMMIT')
 let savepoints = 0

@@ -2,10 +2,10 @@ import type { Transaction } from 'kysely'
 import type pg from 'pg'
 import { InvalidArgumentError } from '../errors.js'
 import { Database } from './database.js'
-import { KyselyConnectionSession } from './kysely-pool.js'
-import { clientSession } from './node-postgres-pool.js'
-import type { Session } from './session.js'
-import { singleSessionPool } from './single-session-pool.js'
+import { KyselyConnectionSession } from './pools/kysely-pool.js'
+import { clientSession } from './pools/node-postgres-pool.js'
+import type { Session } from './pools/session.js'
+import { singleSessionPool } from './pools/single-session-pool.js'
 
 /** A transaction the app opened: a Kysely `Transaction`, or a node-postgres client on which it ran `BEGIN`. */
 export type AppTransaction = Transaction<any> | pg.ClientBase

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { OBJECT_VERSION_TABLE } from '../db/object-migrations.js'
+import { OBJECT_VERSION_TABLE } from '../db/migration/object-migrations.js'
 import type { PgVectorStoreConfig } from '../store/index.js'
 
 /**

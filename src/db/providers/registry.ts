@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../errors.js'
-import { containerProvider } from './container.js'
+import { containerProvider } from './container/container.js'
 import { embeddedProvider } from './embedded.js'
-import { localProvider } from './local.js'
+import { localProvider } from './local/local.js'
 import type { Provider } from './provider.js'
 import { urlProvider } from './url.js'
 

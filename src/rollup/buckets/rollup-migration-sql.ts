@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { objectMigrationSql } from '../../db/object-migration-sql.js'
+import { objectMigrationSql } from '../../db/migration/object-migration-sql.js'
 import { dirtyKeyNames, type RollupMigrationOptions } from '../config/index.js'
 import { rollupKey, rollupRecord, tableGrants, trackingCommentStatement, trackingDdl } from '../schema/index.js'
 import type { RollupContext } from './rollup-context.js'

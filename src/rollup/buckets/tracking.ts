@@ -8,7 +8,7 @@ import {
   type RefreshDirtyResult,
   type RollupMigrationOptions,
 } from '../config/index.js'
-import { assertMayAlter } from '../../db/privileges.js'
+import { assertMayAlter } from '../../db/security/privileges.js'
 import {
   assertTrackable,
   claimDirtyKeys,

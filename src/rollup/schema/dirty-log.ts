@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { hasCitusExtension } from '../../db/database.js'
 import { SchemaMismatchError } from '../../errors.js'
 import { sqlTextConstant } from '../../filter/metadata-field.js'
-import { rowSecurityDdl } from '../../db/row-security.js'
+import { rowSecurityDdl } from '../../db/security/row-security.js'
 import { arrayLiteral } from '../../sql/literal.js'
 import { dirtyKeyNames, type AtKind, type RollupParts } from '../config/index.js'
 

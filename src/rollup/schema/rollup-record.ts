@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { OBJECT_VERSION_TABLE } from '../../db/object-migrations.js'
+import { OBJECT_VERSION_TABLE } from '../../db/migration/object-migrations.js'
 import { assertQualifiedName } from '../../sql/identifier.js'
 import { inlineParameters, isInlineValue } from '../../sql/literal.js'
 import { compileSql } from '../../sql/statement-template.js'

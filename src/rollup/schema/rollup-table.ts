@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
 import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
-import { rowSecurityDdl, rowSecurityOn } from '../../db/row-security.js'
+import { rowSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
 import { assertColumnType, sketchKind, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from '../config/index.js'
 import { ensureSketchExtensions } from './sketch-extensions.js'
 

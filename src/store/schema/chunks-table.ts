@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { ObjectMigrationStep } from '../../db/object-migrations.js'
+import type { ObjectMigrationStep } from '../../db/migration/object-migrations.js'
 import {
   partitionName,
   querySamplePartition,

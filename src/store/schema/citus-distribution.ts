@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely'
 import { hasCitusShardNodes, type Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
-import { withTableMaintenanceLock } from './index-build.js'
+import { withTableMaintenanceLock } from './indexes/index-build.js'
 import { querySampleTable, recallMonitorTable, type ResolvedStoreConfig, tuningTable } from '../config/index.js'
-import { shardIndexSizes } from './shard-index-sizes.js'
+import { shardIndexSizes } from './indexes/shard-index-sizes.js'
 
 /**
  * Distributes a store's table by `tenant_id` on a Citus coordinator (`create_distributed_table`;

@@ -8,15 +8,15 @@
  * May import: ../config, src/db, src/filter, src/sql, src/util, src/errors.ts.
  */
 export * from './chunks-table.js' // the chunks table's versioned steps
-export * from './hnsw-ddl.js' // the HNSW CREATE INDEX
-export * from './index-build.js' // index builds, progress, concurrently
-export * from './metadata-indexes.js' // expression indexes for filtered fields
+export * from './indexes/hnsw-ddl.js' // the HNSW CREATE INDEX
+export * from './indexes/index-build.js' // index builds, progress, concurrently
+export * from './indexes/metadata-indexes.js' // expression indexes for filtered fields
 export * from './citus-distribution.js' // distribution by tenant on Citus
-export * from './shard-index-sizes.js' // a distributed table's index sizes
+export * from './indexes/shard-index-sizes.js' // a distributed table's index sizes
 export * from './store-catalog.js' // the table, its partitions and indexes from the catalog
-export * from './indexed-tenants.js' // which tenants an index serves
+export * from './indexes/indexed-tenants.js' // which tenants an index serves
 export * from './store-stats.js' // rows, tenants and bytes
 export * from './tenant-tuning.js' // each tenant's tuned ef_search
 export * from './store-objects.js' // the store as a versioned object: key, steps, tables, grants
-export * from './hnsw-builds.js' // the shared and per-tenant HNSW builds
+export * from './indexes/hnsw-builds.js' // the shared and per-tenant HNSW builds
 export * from './store-migration.js' // a store's DDL as a migration and as plain SQL

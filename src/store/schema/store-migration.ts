@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
-import { OBJECT_VERSION_TABLE } from '../../db/object-migrations.js'
-import { objectMigrationSql } from '../../db/object-migration-sql.js'
-import { recordStatements } from '../../db/recording-kysely.js'
+import { OBJECT_VERSION_TABLE } from '../../db/migration/object-migrations.js'
+import { objectMigrationSql } from '../../db/migration/object-migration-sql.js'
+import { recordStatements } from '../../db/migration/recording-kysely.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
 import { storeGrants, storeObject, storeRowSecurity, storeTables } from './store-objects.js'
 

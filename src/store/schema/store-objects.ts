@@ -1,7 +1,7 @@
-import type { ObjectMigrationStep } from '../../db/object-migrations.js'
+import type { ObjectMigrationStep } from '../../db/migration/object-migrations.js'
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { rowSecurityDdl, rowSecurityOn } from '../../db/row-security.js'
+import { rowSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
 import { DatabaseError, MigrationRequiredError } from '../../errors.js'
 import { SQLSTATE } from '../../sql/sqlstate.js'
 import { assertIdentifier } from '../../sql/identifier.js'
@@ -97,7 +97,7 @@ export function storeGrants(config: ResolvedStoreConfig, role: string): string[]
 
 /**
  * Row-level security on every table of the store (`isolation: 'rls'`): each table and partition
- * gets pgscale's tenant policy (src/db/row-security.ts). Empty for a store without it.
+ * gets pgscale's tenant policy (src/db/security/row-security.ts). Empty for a store without it.
  *
  * ### Examples
  * ```ts

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../errors.js'
 import { assertId } from '../ingest/index.js'
-import type { ChunkScope } from './chunk-statements.js'
+import type { ChunkScope } from './writes/chunk-statements.js'
 import type { FoundChunk } from './metadata-queries.js'
 import { runScoped } from './tenant-scope.js'
 

@@ -12,15 +12,15 @@
  */
 export * from './tenant-store.js' // the tenant handle
 export * from './tenant-scope.js' // what filter-taking modules need
-export * from './filtered-search.js' // the filtered walk or exact path
-export * from './filtered-sql.js' // statements that take a compiled filter
-export * from './filter-verdicts.js' // remembered filter verdicts
+export * from './search/filtered-search.js' // the filtered walk or exact path
+export * from './search/filtered-sql.js' // statements that take a compiled filter
+export * from './search/filter-verdicts.js' // remembered filter verdicts
 export * from './metadata-queries.js' // find, count and deleteWhere
-export * from './query-sample.js' // the sample of query embeddings
-export * from './document-locks.js' // writers' advisory locks: documents, the tenant
-export * from './chunk-statements.js' // statements of the chunk-level capabilities
-export * from './upsert-chunks.js' // batched upserts of single-chunk documents
+export * from './search/query-sample.js' // the sample of query embeddings
+export * from './writes/document-locks.js' // writers' advisory locks: documents, the tenant
+export * from './writes/chunk-statements.js' // statements of the chunk-level capabilities
+export * from './writes/upsert-chunks.js' // batched upserts of single-chunk documents
 export * from './get-chunks.js' // chunks by document id
-export * from './update-metadata.js' // metadata and embedding updates by ids or filter
-export * from './marginal-relevance.js' // maximal marginal relevance, and the search built on it
+export * from './writes/update-metadata.js' // metadata and embedding updates by ids or filter
+export * from './search/marginal-relevance.js' // maximal marginal relevance, and the search built on it
 export * from './replica-reads.js' // how a tenant handle reads from replicas

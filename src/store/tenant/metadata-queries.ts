@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../../errors.js'
 import { matchesEverything, parseFilter, type MetadataFilter } from '../../filter/filter-tree.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
 import { assertId } from '../ingest/index.js'
-import { tenantWriteLock, type LockClasses } from './document-locks.js'
+import { tenantWriteLock, type LockClasses } from './writes/document-locks.js'
 import { compileForScope, runScoped, type TenantScope } from './tenant-scope.js'
 
 /** A chunk as `find` returns it: no embedding. */

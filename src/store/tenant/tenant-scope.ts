@@ -3,9 +3,9 @@ import type { Database } from '../../db/database.js'
 import { compileFilter, type CompiledFilter } from '../../filter/filter-sql.js'
 import type { FilterNode } from '../../filter/filter-tree.js'
 import { isoInstantFunction } from '../../filter/iso-instant.js'
-import type { FilteredStatements } from './filtered-sql.js'
+import type { FilteredStatements } from './search/filtered-sql.js'
 import type { DeclaredFields } from '../schema/index.js'
-import type { FilterVerdicts } from './filter-verdicts.js'
+import type { FilterVerdicts } from './search/filter-verdicts.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
 
 /**

@@ -1,6 +1,6 @@
 import { assertEmbedding, assertId, type Embedding } from '../ingest/index.js'
 import { type QuerySampler, tenantSample, type TenantStore } from '../tenant/index.js'
-import { assertMayAlter } from '../../db/privileges.js'
+import { assertMayAlter } from '../../db/security/privileges.js'
 import { CompiledQuery, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'

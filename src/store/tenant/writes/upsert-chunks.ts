@@ -1,0 +1,104 @@
+import { InvalidArgumentError } from '../../../errors.js'
+import type { MetadataFilter } from '../../../filter/filter-tree.js'
+import { assertEmbedding, assertId, metadataJson, toVectorLiteral, type Embedding } from '../../ingest/index.js'
+import type { ResolvedStoreConfig } from '../../config/index.js'
+import type { ChunkScope } from './chunk-statements.js'
+import { documentLocks, tenantWriteLock } from './document-locks.js'
+import { compileDeletion } from '../metadata-queries.js'
+import { runScoped } from '../tenant-scope.js'
+
+/** One row of `upsertChunks`: a document of one chunk, named by `id`. */
+export interface UpsertChunkInput {
+  /** The document id (`document_id`); the chunk is its chunk 0. */
+  id: string
+  /** The text (indexed for full-text search). */
+  content: string
+  /** Any JSON object; filters match it. Default `{}`. */
+  metadata?: Record<string, unknown>
+  /** Its embedding: `dimensions` finite numbers. */
+  embedding: Embedding
+}
+
+/** Options of `upsertChunks`. */
+export interface UpsertChunksOptions {
+  /**
+   * First delete the tenant's chunks that match this filter, in the same transaction as the
+   * upsert (an empty filter is refused, as by `deleteWhere`): replacing a set of rows atomically.
+   */
+  deleteWhere?: MetadataFilter
+}
+
+/** Rows per upsert statement: a batch of any size runs in one transaction, in statements of this many rows. */
+export const UPSERT_ROWS_PER_STATEMENT = 1000
+
+/** A checked batch as the statement's arrays: one entry per document, in the order of its first row. */
+interface CheckedBatch {
+  ids: string[]
+  contents: string[]
+  metadata: string[]
+  vectors: string[]
+}
+
+/**
+ * Upserts single-chunk documents in one transaction: each row's `id` becomes a document of exactly
+ * that one chunk (chunk_index 0; its other chunks are deleted), after the rows matching
+ * `deleteWhere`, if given, are deleted — all of it or nothing. An id given twice: its last row
+ * wins. Every row is checked before anything is sent. Writers of the same documents take turns
+ * (see {@link documentLocks}; with `deleteWhere`, the tenant's write lock exclusively).
+ *
+ * ### Examples
+ * ```ts
+ * const ids = await upsertChunks(scope, [{ id: 'a', content: 'A', embedding }], { deleteWhere: { source: 'crawl-7' } })
+ * ```
+ */
+export async function upsertChunks(
+  scope: ChunkScope,
+  rows: readonly UpsertChunkInput[],
+  options: UpsertChunksOptions = {},
+): Promise<string[]> {
+  if (!Array.isArray(rows)) throw new InvalidArgumentError('upsertChunks: rows must be an array')
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('upsertChunks takes { deleteWhere? }')
+  const batch = checkRows(scope.config, rows)
+  const deletion =
+    options.deleteWhere === undefined ? undefined : await compileDeletion(scope, options.deleteWhere, 'upsertChunks deleteWhere')
+  if (batch.ids.length === 0 && deletion === undefined) return []
+  const lock = deletion ? tenantWriteLock(scope.locks, scope.tenantId) : documentLocks(scope.locks, scope.tenantId, batch.ids)
+  await scope.db.withTransactionConnection(
+    async (conn) => {
+      if (deletion) await runScoped(scope, deletion.text, deletion.params, conn)
+      for (let start = 0; start < batch.ids.length; start += UPSERT_ROWS_PER_STATEMENT) {
+        const end = start + UPSERT_ROWS_PER_STATEMENT
+        const slice = [batch.ids, batch.contents, batch.metadata, batch.vectors].map((column) => column.slice(start, end))
+        await runScoped(scope, scope.chunks.upsertSingleChunk, slice, conn)
+      }
+    },
+    { prelude: [lock] },
+  )
+  return batch.ids
+}
+
+/** Checks every row (typed errors, nothing sent) and keeps each id's last row, at the place of its first. */
+function checkRows(config: ResolvedStoreConfig, rows: readonly UpsertChunkInput[]): CheckedBatch {
+  const batch: CheckedBatch = { ids: [], contents: [], metadata: [], vectors: [] }
+  const slot = new Map<string, number>()
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]
+    const where = `upsertChunks row ${i}`
+    if (row === null || typeof row !== 'object') throw new InvalidArgumentError(`${where}: expected { id, content, embedding, metadata? }`)
+    const id = assertId(row.id, 'document id')
+    if (typeof row.content !== 'string') throw new InvalidArgumentError(`${where}: content must be a string`)
+    if (row.content.includes('\u0000'))
+      throw new InvalidArgumentError(`${where}: content cannot contain NUL (\\u0000), which PostgreSQL text cannot hold`)
+    const metadata = metadataJson(row.metadata, where)
+    const vector = toVectorLiteral(assertEmbedding(row.embedding, config.dimensions, config.distance, where, config.vectorType))
+    let at = slot.get(id)
+    if (at === undefined) {
+      at = batch.ids.push(id) - 1
+      slot.set(id, at)
+    }
+    batch.contents[at] = row.content
+    batch.metadata[at] = metadata
+    batch.vectors[at] = vector
+  }
+  return batch
+}
