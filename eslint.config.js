@@ -102,7 +102,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '(^|/)src/(?!adapters/[a-z]+/index\\.js$)[a-z-]+/',
-              message: 'import from src/index.js (the public API), src/bench-kit.js or an adapter entry (src/adapters/<framework>/index.js), not from inside src/.',
+              message:
+                'import from src/index.js (the public API), src/bench-kit.js or an adapter entry (src/adapters/<framework>/index.js), not from inside src/.',
             },
           ],
         },
