@@ -4,10 +4,13 @@ import { filterChart, renderFilterReport } from '../bench/rag/filters/render-fil
 import { FILTER_SCHEMA, runFilterBench, type FilterBenchConfig } from '../bench/rag/filters/run-filter-bench.js'
 import { loadFilterPeers } from '../bench/rag/filters/filter-peers.js'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
-import { DEFAULT_EXACT_BELOW } from '../src/index.js'
 import { addCommonOptions, dropSchemaOnInterrupt, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
-interface FilterCliOptions extends CommonOptions, Omit<FilterBenchConfig, 'keep'> {
+interface FilterCliOptions extends CommonOptions, Omit<FilterBenchConfig, 'keep' | 'hard' | 'correlated' | 'before' | 'traffic'> {
+  traffic?: number
+  hard?: boolean
+  correlated?: boolean
+  before?: boolean
   peers: boolean
   plot?: string
 }
@@ -25,10 +28,20 @@ export function ragFiltersCommand(): Command {
       .option('--fixed-ef <n>', 'hnsw.ef_search of the fixed-ef walk', positiveInt('--fixed-ef', 1000), 100)
       .option(
         '--exact-below <n>',
-        "pgscale's threshold: filters matching at most this many rows are scored exactly",
+        "pgscale's threshold: filters matching at most this many rows are scored exactly (default: the tenant's tuned threshold)",
         positiveInt('--exact-below', 1_000_000),
-        DEFAULT_EXACT_BELOW,
       )
+      .option(
+        '--hard',
+        'add the hard tenant: the same size, spread widely around 24 topics (a high tuned ef_search), measured on the same ladder',
+      )
+      .option('--correlated', 'add the correlated ladder: a field that follows the topic (ranges of whole topics)')
+      .option(
+        '--traffic <n>',
+        "searches sent per measured tenant before optimize(), with the ladder's filters in turn (tuning runs on the query sample)",
+        positiveInt('--traffic', 100_000),
+      )
+      .option('--before', "add pgscale's filtered search as it was before issue #35 (1,000 rows exact, 40 candidates), side by side")
       .option('--seed <s>', 'data seed', '42')
       .option('--no-peers', 'leave out the peers even when installed')
       .option('--plot <file>', 'write recall@10 against p50 as SVG (Vega-Lite: npm install vega vega-lite)'),
@@ -59,8 +72,12 @@ export async function ragFilters(argv: readonly string[]): Promise<number> {
         queries: o.queries,
         seed: o.seed,
         fixedEf: o.fixedEf,
-        exactBelow: o.exactBelow,
+        ...(o.exactBelow === undefined ? {} : { exactBelow: o.exactBelow }),
         keep: Boolean(o.keep),
+        hard: Boolean(o.hard),
+        correlated: Boolean(o.correlated),
+        before: Boolean(o.before),
+        traffic: o.traffic ?? 0,
       }
       const peers = o.peers ? await loadFilterPeers(provisioned, config, log) : { peers: [], skipped: [] }
       const report = await runFilterBench(provisioned.db, provisioned.info, config, peers, log)

@@ -19,6 +19,7 @@ export { compareVersions, readServerInfo, REPORTED_SETTINGS } from './db/server-
 export { toPgScaleError } from './errors.js'
 export * from './filter/filter-sql.js'
 export * from './filter/filter-tree.js'
+export * from './filter/filter-json.js'
 export * from './filter/iso-instant.js'
 export * from './filter/metadata-field.js'
 export { evaluate, valuesAt, elementsAt, compareCodePoints } from './filter/filter-reference.js'

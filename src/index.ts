@@ -41,6 +41,7 @@ export {
 export {
   MonthlyRollup,
   type DrainOptions,
+  type MarkDirtyOptions,
   type MonthlyRollupConfig,
   type ReadAcrossOptions,
   type RefreshDirtyOptions,
@@ -96,7 +97,7 @@ export {
 export type { IngestOptions, IngestResult, IngestRow, SkippedRow, TenantIngestRow } from './store/index.js'
 export type { MeasureRecallOptions, MeasureRecallResult, TenantRecall } from './store/index.js'
 export { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './store/index.js'
-export type { TenantTuning } from './store/index.js'
+export type { FilterTuning, TenantTuning, TunedAlternative } from './store/index.js'
 export type { StoreMigrationOptions } from './store/index.js'
 export {
   DEFAULT_MMR_FETCH_K,
@@ -127,7 +128,7 @@ export { FILTER_LIMITS, type MetadataFilter } from './filter/filter-tree.js'
 export type { MetadataFieldType } from './filter/metadata-field.js'
 export type { MetadataIndex, MetadataIndexOptions } from './store/index.js'
 export type { FindCursor, FindOptions, FindResult, FoundChunk } from './store/index.js'
-export { DEFAULT_EXACT_BELOW, type FilterStrategy } from './store/index.js'
+export { DEFAULT_EXACT_BELOW, MAX_SELECTIVITY_SCALE, walkEfSearch, type FilteredBudget, type FilterStrategy } from './store/index.js'
 export {
   TenantStore,
   type ChunkInput,

@@ -432,6 +432,7 @@ export class PgVectorStore {
       forTenant: (tenantId: string) => this.#handle(this.#db, tenantId, undefined),
       sampler: this.#sampler,
       createTenantIndex: (tenantId: string, options: IndexBuildOptions) => this.createTenantIndex(tenantId, options),
+      fields: async () => (await this.#fields.get()).list(),
     }
   }
 }

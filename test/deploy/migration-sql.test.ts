@@ -23,7 +23,7 @@ describe('PgVectorStore.migrationSql', () => {
   it('creates the store, its version row and the grants; open then needs no DDL; a second run changes nothing', async () => {
     await app.create()
     const text = await PgVectorStore.migrationSql({ table: 'sql_chunks', dimensions: DIM, partitions: 2 }, { runtimeRole: app.name })
-    expect(text).toMatch(/^-- pgscale: store:public\.sql_chunks at version 4/)
+    expect(text).toMatch(/^-- pgscale: store:public\.sql_chunks at version 5/)
     expect(text).toMatch(/create table if not exists "sql_chunks"/)
     expect(text).toMatch(new RegExp(`grant select, insert, update, delete on "sql_chunks" to "${app.name}"`))
     await sql.raw(text).execute(t.db)
@@ -39,7 +39,7 @@ describe('PgVectorStore.migrationSql', () => {
     const { rows } = await sql<{
       version: number
     }>`select version from pgscale_object_version where object = 'store:public.sql_chunks'`.execute(t.db)
-    expect(rows[0]!.version).toBe(4)
+    expect(rows[0]!.version).toBe(5)
     await sql.raw(text).execute(t.db)
     await app.as(async (db) => {
       const store = await PgVectorStore.open(db, { table: 'sql_chunks', dimensions: DIM, partitions: 2, migrate: false })

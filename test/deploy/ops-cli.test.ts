@@ -65,7 +65,7 @@ describe('pgscale (the ops CLI)', () => {
     stdout = []
     expect(await run('migrate', '--print')).toBe(0)
     const text = stdout.join('')
-    expect(text).toMatch(/-- pgscale: store:public\.ops_chunks at version 4/)
+    expect(text).toMatch(/-- pgscale: store:public\.ops_chunks at version 5/)
     expect(text).toMatch(/-- pgscale: rollup:public\.ops_monthly at version 1/)
     expect(text).toMatch(/create or replace trigger "pgscale_ops_monthly_track_ins"/)
     expect(text).toMatch(new RegExp(`grant select, insert, update, delete on "ops_monthly_dirty" to "${app.name}"`))

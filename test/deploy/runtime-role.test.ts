@@ -144,12 +144,12 @@ describe('the runtime role (DML only)', () => {
     expect(err).toBeInstanceOf(MigrationRequiredError)
     expect((err as MigrationRequiredError).object).toBe('store:public.rt_missing')
     expect((err as Error).message).toMatch(/pgscale migrate|PgVectorStore\.migration/)
-    await sql`update pgscale_object_version set version = 3 where object = 'store:public.rt_chunks'`.execute(t.db)
+    await sql`update pgscale_object_version set version = 4 where object = 'store:public.rt_chunks'`.execute(t.db)
     try {
       const older = await app.as((db) => PgVectorStore.open(db, config)).catch((e: unknown) => e)
       expect(older).toBeInstanceOf(MigrationRequiredError)
     } finally {
-      await sql`update pgscale_object_version set version = 4 where object = 'store:public.rt_chunks'`.execute(t.db)
+      await sql`update pgscale_object_version set version = 5 where object = 'store:public.rt_chunks'`.execute(t.db)
     }
     expect((await sql<{ r: string | null }>`select to_regclass('rt_missing')::text as r`.execute(t.db)).rows[0]!.r).toBeNull()
   })

@@ -8,6 +8,7 @@ import { conditionColumns, planShape } from '../../src/bench-kit.js'
 import { combinerOf } from '../../src/bench-kit.js'
 import { countRecall } from '../../src/bench-kit.js'
 import { chunkSampleTarget, requiredOnSample, stillTuned } from '../../src/bench-kit.js'
+import { filteredBudget, filterFromStored, filterToStored, fitExactCost, modelExactBelow, walkEfSearch } from '../../src/bench-kit.js'
 import { shortQueries, splitQueries } from '../../bench/corpus/short-queries.js'
 import { InvalidArgumentError, type TenantTuning } from '../../src/index.js'
 
@@ -226,6 +227,8 @@ describe('re-tuning rules and short queries', () => {
     tunedAt: new Date(0),
     querySource,
     tuningQueries: 200,
+    filter: null,
+    alternatives: null,
   })
 
   it('re-tunes on size, on a sample that filled, and on a sample that changed', () => {
@@ -255,5 +258,81 @@ describe('re-tuning rules and short queries', () => {
     expect(traffic.length + evaluation.length).toBe(drawn.length)
     const seen = new Set(traffic.map((q) => q.text.toLowerCase()))
     expect(evaluation.some((q) => seen.has(q.text.toLowerCase()))).toBe(false)
+  })
+})
+
+describe('the filtered budget (issue #35)', () => {
+  const tuned = (over: Partial<TenantTuning> = {}): TenantTuning => ({
+    tenantId: 'acme',
+    efSearch: 200,
+    exact: false,
+    rowsAtTuning: 30_000,
+    targetRecall: 0.98,
+    recall: 0.99,
+    searchP50Ms: 4,
+    exactP50Ms: 20,
+    indexM: null,
+    indexEfConstruction: null,
+    tunedAt: new Date(0),
+    querySource: 'chunks',
+    tuningQueries: 200,
+    filter: null,
+    alternatives: null,
+    ...over,
+  })
+
+  it("derives the walk's candidates and the exact threshold from the tenant's tuning, else the defaults", () => {
+    expect(filteredBudget(undefined, 10, false)).toEqual({ exactBelow: 1000, candidates: 40 })
+    // Tuned without a filtered measure: the threshold where exact costs what the walk does; default candidates.
+    expect(modelExactBelow(tuned())).toBe(2250)
+    expect(filteredBudget(tuned(), 10, false)).toEqual({ exactBelow: 2250, candidates: 40 })
+    expect(filteredBudget(tuned(), 20, false)).toEqual({ exactBelow: 2250, candidates: 80 })
+    // What tuning measured for the filtered path wins; a call's own efSearch keeps the default candidates.
+    const measured = tuned({
+      filter: {
+        candidates: 160,
+        exactBelow: 3000,
+        source: 'synthetic',
+        filters: 8,
+        queries: 160,
+        recall: 0.99,
+        walkP50Ms: 5,
+        exactMsPerRow: 0.002,
+      },
+    })
+    expect(filteredBudget(measured, 10, false)).toEqual({ exactBelow: 3000, candidates: 160 })
+    expect(filteredBudget(measured, 20, false)).toEqual({ exactBelow: 3000, candidates: 320 })
+    expect(filteredBudget(measured, 10, true)).toEqual({ exactBelow: 3000, candidates: 40 })
+    // A tenant tuned to the exact path has no walk to budget.
+    expect(filteredBudget(tuned({ exact: true, efSearch: null }), 10, false)).toEqual({ exactBelow: 1000, candidates: 40 })
+  })
+
+  it("scales the walk's ef_search by the filter's estimated selectivity, within pgvector's bound", () => {
+    expect(walkEfSearch(200, 200, 1)).toBe(200)
+    expect(walkEfSearch(200, 200, 0.5)).toBe(400)
+    expect(walkEfSearch(40, 40, 0.01)).toBe(160)
+    expect(walkEfSearch(400, 400, 0.1)).toBe(1000)
+    expect(walkEfSearch(10, 300, 0.5)).toBe(300)
+  })
+
+  it('fits the exact branch as a fixed cost plus a cost per matching row', () => {
+    const at = (matching: number, ms: number) => ({ matching, searches: [{ exactMs: ms }, { exactMs: ms + 0.1 }, { exactMs: ms - 0.1 }] })
+    const fit = fitExactCost([at(300, 1.6), at(3000, 7), at(10_000, 21)])!
+    expect(fit.perRowMs).toBeCloseTo(0.002, 4)
+    expect(fit.fixedMs).toBeCloseTo(1, 1)
+    expect(fitExactCost([at(300, 1), at(300, 2)])).toBeUndefined()
+  })
+
+  it('stores a filter as JSON that gives the same filter back, Date operands included', () => {
+    const filter = { owner: 'ana', at: { $gte: new Date('2024-01-01T00:00:00Z') }, $or: [{ day: { $in: [new Date(0), 'x'] } }] }
+    const stored = JSON.parse(JSON.stringify(filterToStored(filter)))
+    expect(stored.dates).toEqual([
+      ['at', '$gte'],
+      ['$or', '0', 'day', '$in', '0'],
+    ])
+    expect(filterFromStored(stored)).toEqual(filter)
+    expect(filterFromStored(JSON.stringify(stored))).toEqual(filter)
+    expect(() => filterFromStored({ filter: 1 })).toThrow(InvalidArgumentError)
+    expect(() => filterFromStored({ filter: { a: 1 }, dates: [['a']] })).toThrow(InvalidArgumentError)
   })
 })

@@ -66,3 +66,31 @@ export function filterLadder(): LadderFilter[] {
   out.push({ label: '$or of two 0.1% values', kind: '$or', target: 0.002, filter: { $or: [{ e0_1: 'yes' }, { o0_1: 'yes' }] } })
   return out
 }
+
+/**
+ * Adds a field that follows the content: `ct` places the row's topic on a 0..1000 scale — topic i
+ * of the tenant's `topics` covers [1000·i/topics, 1000·(i+1)/topics), the row uniform inside it —
+ * so a range on `ct` keeps whole topics: for a query about another topic the nearest matching rows
+ * lie in other clusters (the walk's hard case), as with a `department` or `product` field.
+ *
+ * ### Examples
+ * ```ts
+ * withCorrelatedField(row, '42', 24) // metadata.ct = 1000 × (topic + u) / 24
+ * ```
+ */
+export function withCorrelatedField(row: IngestRow, seed: string, topics: number): IngestRow {
+  const random = seededRandom(`${seed}:correlated:${row.tenantId}:${row.documentId}:${row.chunkIndex}`)
+  const topic = Number((row.metadata as { topic?: unknown } | undefined)?.topic ?? 0)
+  const ct = Math.floor(((topic + random.next()) / topics) * 1_000_000) / 1000
+  return { ...row, metadata: { ...row.metadata, ct } }
+}
+
+/** The correlated ladder: a range on `ct` (whole topics) at each selectivity. */
+export function correlatedLadder(): LadderFilter[] {
+  return LADDER_SELECTIVITIES.map((p) => ({
+    label: `correlated range ${+(p * 100).toFixed(1)}%`,
+    kind: 'range' as const,
+    target: p,
+    filter: { ct: { $lt: p * 1000 } },
+  }))
+}

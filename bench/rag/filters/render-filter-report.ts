@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite'
-import type { FilterBenchReport } from './run-filter-bench.js'
+import type { FilterBenchReport, FilterResult, TenantSection } from './run-filter-bench.js'
 
 /**
  * The filter report as text: the unfiltered baseline, then one row per filter and strategy
@@ -11,30 +11,16 @@ import type { FilterBenchReport } from './run-filter-bench.js'
  * ```
  */
 export function renderFilterReport(r: FilterBenchReport): string {
-  const u = r.tenant.unfiltered
   const lines = [
     `rag-bench filters — ${r.machine.cpu}, ${r.machine.cores} cores; PostgreSQL ${r.server.serverVersion}, pgvector ${r.server.pgvectorVersion}`,
     `method: ${r.method}`,
+    ...(r.optimizeSeconds === undefined ? [] : [`optimize(): ${r.optimizeSeconds.toFixed(1)} s`]),
     '',
-    `unfiltered search of the ${r.tenant.chunks.toLocaleString('en-US')}-chunk tenant (ef_search ${r.tenant.efSearch ?? 'default'}): recall@10 ${u.recallAt10.toFixed(3)}, p50 ${u.p50Ms.toFixed(2)} ms, p95 ${u.p95Ms.toFixed(2)} ms`,
-    '',
-    'filter                      rows  strategy                   recall@10  p50 ms  p95 ms  ×unfiltered  short  first ms',
+    ...tenantLines(r.tenant, r.filters, r.targets),
   ]
-  for (const f of r.filters) {
-    for (const [i, [name, s]] of Object.entries(f.strategies).entries()) {
-      const head = i === 0 ? `${f.label.padEnd(26)}${f.matching.toString().padStart(6)}` : ' '.repeat(32)
-      lines.push(
-        `${head}  ${name.padEnd(25)} ${s.recallAt10.toFixed(3).padStart(9)} ${s.p50Ms.toFixed(2).padStart(7)} ${s.p95Ms.toFixed(2).padStart(7)} ${(s.p50Ms / u.p50Ms).toFixed(2).padStart(12)} ${s.short.toString().padStart(6)} ${s.firstMs.toFixed(2).padStart(9)}`,
-      )
-    }
-  }
+  if (r.hard) lines.push('', ...tenantLines(r.hard.tenant, r.hard.filters, r.hard.targets))
   const unsupported = r.filters.flatMap((f) => f.unsupported.map((p) => `${p}: ${f.label}`))
   if (unsupported.length) lines.push('', `not expressible in the peer's filter language (n/a): ${unsupported.join('; ')}`)
-  lines.push('', 'targets (recall@10 ≥ 0.98, p50 ≤ 3× unfiltered):')
-  for (const [name, t] of Object.entries(r.targets)) {
-    const misses = [...t.recallMisses.map((m) => `recall ${m}`), ...t.latencyMisses.map((m) => `latency ${m}`)]
-    lines.push(`  ${name.padEnd(25)} ${misses.length ? `missed: ${misses.join('; ')}` : 'met on every filter'}`)
-  }
   const l = r.indexes.load
   lines.push(
     '',
@@ -91,4 +77,31 @@ export function filterChart(r: FilterBenchReport): TopLevelSpec {
       },
     ],
   }
+}
+
+/** One tenant's part of the report: its unfiltered search and exact scan, what tuning chose, each rung per strategy, the targets. */
+function tenantLines(t: TenantSection, filters: readonly FilterResult[], targets: FilterBenchReport['targets']): string[] {
+  const u = t.unfiltered
+  const tuning = t.tuning
+  const lines = [
+    `unfiltered search of the ${t.chunks.toLocaleString('en-US')}-chunk tenant ${t.id} (ef_search ${t.efSearch ?? 'default'}${tuning?.indexM ? `, index rebuilt m ${tuning.indexM} / ef_construction ${tuning.indexEfConstruction}` : ''}): ` +
+      `recall@10 ${u.recallAt10.toFixed(3)}, p50 ${u.p50Ms.toFixed(2)} ms, p95 ${u.p95Ms.toFixed(2)} ms; exact scan p50 ${t.exact.p50Ms.toFixed(2)} ms (×${(u.p50Ms / t.exact.p50Ms).toFixed(2)})`,
+  ]
+  if (tuning?.filter) lines.push(`  filtered path tuned: ${JSON.stringify(tuning.filter)}`)
+  for (const a of tuning?.alternatives ?? []) lines.push(`  tried: ${JSON.stringify(a)}`)
+  lines.push('', 'filter                      rows  strategy                   recall@10  p50 ms  p95 ms  ×unfiltered  short  first ms')
+  for (const f of filters) {
+    for (const [i, [name, s]] of Object.entries(f.strategies).entries()) {
+      const head = i === 0 ? `${f.label.padEnd(26)}${f.matching.toString().padStart(6)}` : ' '.repeat(32)
+      lines.push(
+        `${head}  ${name.padEnd(25)} ${s.recallAt10.toFixed(3).padStart(9)} ${s.p50Ms.toFixed(2).padStart(7)} ${s.p95Ms.toFixed(2).padStart(7)} ${(s.p50Ms / u.p50Ms).toFixed(2).padStart(12)} ${s.short.toString().padStart(6)} ${s.firstMs.toFixed(2).padStart(9)}`,
+      )
+    }
+  }
+  lines.push('', `targets on ${t.id} (recall@10 ≥ 0.98, p50 ≤ 3× unfiltered):`)
+  for (const [name, m] of Object.entries(targets)) {
+    const misses = [...m.recallMisses.map((x) => `recall ${x}`), ...m.latencyMisses.map((x) => `latency ${x}`)]
+    lines.push(`  ${name.padEnd(25)} ${misses.length ? `missed: ${misses.join('; ')}` : 'met on every filter'}`)
+  }
+  return lines
 }

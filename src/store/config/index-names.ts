@@ -19,6 +19,20 @@ export function tenantIndexName(table: string, tenantId: string): string {
   return `${storeIndexNames(table).tenantPrefix}${shortHash(tenantId, TENANT_HASH)}`
 }
 
+/**
+ * The name a tenant's index is rebuilt under before it replaces the old one (`rebuildTenantIndex`):
+ * the table's rebuild prefix and the tenant's hash; at most 63 bytes.
+ *
+ * ### Examples
+ * ```ts
+ * tenantRebuildIndexName('rag_chunks', 'acme') // 'rag_chunks_rebuild_…'
+ * ```
+ */
+export function tenantRebuildIndexName(table: string, tenantId: string): string {
+  const prefix = fitIdentifier(table, `rebuild_${'0'.repeat(TENANT_HASH)}`).slice(0, -TENANT_HASH)
+  return `${prefix}${shortHash(tenantId, TENANT_HASH)}`
+}
+
 /** The name of a partitioned store's partition `remainder` (`<table>_p<remainder>`, in the store's schema). */
 export function partitionName(table: string, remainder: number): string {
   return fitIdentifier(table, `p${remainder}`)

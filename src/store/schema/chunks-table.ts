@@ -78,6 +78,17 @@ export function chunksTableSteps(config: ResolvedStoreConfig): ObjectMigrationSt
       },
     },
     querySampleStep(config),
+    {
+      // 5: the filter each sampled search was sent with (src/store/tenant/search/query-sample.ts), and
+      // what tuning chose for a tenant's filtered path and which alternatives it tried
+      // (src/store/schema/tenant-tuning.ts).
+      async up(trx) {
+        await sql`alter table ${sql.raw(querySampleTable(config))} add column if not exists filter jsonb`.execute(trx)
+        await sql`alter table ${sql.raw(tuningTable(config))}
+            add column if not exists filter_tuning jsonb,
+            add column if not exists alternatives jsonb`.execute(trx)
+      },
+    },
   ]
 }
 

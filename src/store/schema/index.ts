@@ -1,6 +1,6 @@
 /**
  * The store's objects in the database: the chunks table's versioned DDL (chunks-table), HNSW
- * index DDL and builds (hnsw-ddl, index-build), metadata expression indexes (metadata-indexes), Citus
+ * index DDL and builds (hnsw-ddl, index-build, tenant-index-rebuild), metadata expression indexes (metadata-indexes), Citus
  * distribution and shard sizes (citus-distribution, shard-index-sizes), what the catalog says about
  * them (store-catalog, indexed-tenants, store-stats), and the per-tenant tuning records
  * (tenant-tuning). Nothing here reads or writes a tenant's chunks.
@@ -19,4 +19,5 @@ export * from './store-stats.js' // rows, tenants and bytes
 export * from './tenant-tuning.js' // each tenant's tuned ef_search
 export * from './store-objects.js' // the store as a versioned object: key, steps, tables, grants
 export * from './indexes/hnsw-builds.js' // the shared and per-tenant HNSW builds
+export * from './indexes/tenant-index-rebuild.js' // a tenant's index rebuilt beside the old one, then swapped in
 export * from './store-migration.js' // a store's DDL as a migration and as plain SQL

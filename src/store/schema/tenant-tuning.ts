@@ -24,6 +24,49 @@ export interface TenantTuning {
   querySource: 'recent' | 'given' | 'chunks'
   /** How many queries the tuning measured. */
   tuningQueries: number | null
+  /** What tuning chose for the tenant's filtered searches (null: not tuned for filters; the search derives its budget). */
+  filter: FilterTuning | null
+  /** The other ways tuning tried before settling (index rebuilds, quantized paths), and why each lost. */
+  alternatives: TunedAlternative[] | null
+}
+
+/** The filtered path of one tenant, as tuning chose it (`optimize()`): its walk's budget and when the exact branch is taken. */
+export interface FilterTuning {
+  /** Candidates a filtered walk takes in index order for k = 10 (scaled with k; at least 4k), re-sorted exactly; its `ef_search` is the tuned one scaled by the filter's selectivity, at least this. */
+  candidates: number
+  /** Filters matching at most this many of the tenant's rows are scored exactly; more walk the index. */
+  exactBelow: number
+  /**
+   * The filters it was measured on: those the tenant's searches sent (the query sample), synthetic
+   * ones over the store's declared metadata fields, or none (`model`: derived from the unfiltered
+   * tuning's costs, nothing measured).
+   */
+  source: 'recent' | 'synthetic' | 'model'
+  /** Distinct filters measured, and filtered searches. */
+  filters: number
+  queries: number
+  /** Tie-aware recall@10 of the filtered path at the choice over those searches (null: nothing measured). */
+  recall: number | null
+  /** Filtered walk p50 and exact-branch cost per matching row, measured (null: modelled). */
+  walkP50Ms: number | null
+  exactMsPerRow: number | null
+}
+
+/** One alternative tuning tried for a tenant, and what came of it. */
+export interface TunedAlternative {
+  /** `rebuild`: the tenant's index rebuilt with `m` / `efConstruction`; `binary-rerank`, `halfvec-exact`: quantized paths. */
+  kind: 'rebuild' | 'binary-rerank' | 'halfvec-exact'
+  m?: number
+  efConstruction?: number
+  /** Seconds the rebuild took (measured). */
+  buildSeconds?: number
+  /** The cheapest setting on it that met the target, if any. */
+  efSearch?: number | null
+  recall?: number
+  p50Ms?: number
+  /** `chosen`, or why it lost: `slower`, `missed the target`, `not available` (with `reason`). */
+  outcome: 'chosen' | 'slower' | 'missed the target' | 'not available' | 'not needed'
+  reason?: string
 }
 
 /**
@@ -81,7 +124,7 @@ export class TuningCache {
   async #read(via: Database): Promise<void> {
     const { rows } = await sql<Record<string, unknown>>`
       select tenant_id, ef_search, exact, rows_at_tuning, target_recall, recall, search_p50_ms, exact_p50_ms,
-        index_m, index_ef_construction, tuned_at, query_source, tuning_queries
+        index_m, index_ef_construction, tuned_at, query_source, tuning_queries, filter_tuning, alternatives
       from ${sql.raw(tuningTable(this.config))}`.execute(via)
     this.#byTenant = new Map(rows.map((r) => [String(r.tenant_id), fromRow(r)]))
     this.#loadedAt = performance.now()
@@ -91,15 +134,16 @@ export class TuningCache {
   async save(tuning: TenantTuning): Promise<void> {
     await sql`
       insert into ${sql.raw(tuningTable(this.config))} (tenant_id, ef_search, exact, rows_at_tuning, target_recall, recall,
-        search_p50_ms, exact_p50_ms, index_m, index_ef_construction, tuned_at, query_source, tuning_queries)
+        search_p50_ms, exact_p50_ms, index_m, index_ef_construction, tuned_at, query_source, tuning_queries, filter_tuning, alternatives)
       values (${tuning.tenantId}, ${tuning.efSearch}, ${tuning.exact}, ${tuning.rowsAtTuning}, ${tuning.targetRecall}, ${tuning.recall},
         ${tuning.searchP50Ms}, ${tuning.exactP50Ms}, ${tuning.indexM}, ${tuning.indexEfConstruction}, ${tuning.tunedAt},
-        ${tuning.querySource}, ${tuning.tuningQueries})
+        ${tuning.querySource}, ${tuning.tuningQueries}, ${jsonOrNull(tuning.filter)}::jsonb, ${jsonOrNull(tuning.alternatives)}::jsonb)
       on conflict (tenant_id) do update set ef_search = excluded.ef_search, exact = excluded.exact,
         rows_at_tuning = excluded.rows_at_tuning, target_recall = excluded.target_recall, recall = excluded.recall,
         search_p50_ms = excluded.search_p50_ms, exact_p50_ms = excluded.exact_p50_ms, index_m = excluded.index_m,
         index_ef_construction = excluded.index_ef_construction, tuned_at = excluded.tuned_at,
-        query_source = excluded.query_source, tuning_queries = excluded.tuning_queries`.execute(this.db)
+        query_source = excluded.query_source, tuning_queries = excluded.tuning_queries,
+        filter_tuning = excluded.filter_tuning, alternatives = excluded.alternatives`.execute(this.db)
     this.#byTenant.set(tuning.tenantId, tuning)
   }
 }
@@ -120,5 +164,16 @@ function fromRow(r: Record<string, unknown>): TenantTuning {
     tunedAt: r.tuned_at instanceof Date ? r.tuned_at : new Date(String(r.tuned_at)),
     querySource: r.query_source === 'recent' || r.query_source === 'given' ? r.query_source : 'chunks',
     tuningQueries: num(r.tuning_queries),
+    filter: (parsedJson(r.filter_tuning) as FilterTuning | null) ?? null,
+    alternatives: (parsedJson(r.alternatives) as TunedAlternative[] | null) ?? null,
   }
+}
+
+function jsonOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value)
+}
+
+/** A jsonb value as the driver returns it: parsed already (node-postgres, PGlite) or as text. */
+function parsedJson(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : (value ?? null)
 }

@@ -1,6 +1,7 @@
 /**
  * One tenant's reads and writes: the handle `forTenant` returns (tenant-store), its filtered
- * search and what `auto` learned about filters (filtered-search, filtered-sql, filter-verdicts), the
+ * search, its budget from the tenant's tuning and what `auto` learned about filters (filtered-search,
+ * filtered-budget, filtered-sql, filter-verdicts), the
  * metadata reads and deletes (metadata-queries), what a filter-taking module needs (tenant-scope),
  * and the sample of query embeddings its searches record (query-sample). The chunk-level
  * capabilities framework adapters build on: batched upserts of single-chunk documents
@@ -13,6 +14,7 @@
 export * from './tenant-store.js' // the tenant handle
 export * from './tenant-scope.js' // what filter-taking modules need
 export * from './search/filtered-search.js' // the filtered walk or exact path
+export * from './search/filtered-budget.js' // what a tenant's filtered search may spend
 export * from './search/filtered-sql.js' // statements that take a compiled filter
 export * from './search/filter-verdicts.js' // remembered filter verdicts
 export * from './metadata-queries.js' // find, count and deleteWhere

@@ -18,7 +18,8 @@ import {
   toVectorLiteral,
 } from '../ingest/index.js'
 import { matchesEverything, parseFilter, type MetadataFilter } from '../../filter/filter-tree.js'
-import { DEFAULT_EXACT_BELOW, exactFiltered, filteredSearch, type FilterStrategy } from './search/filtered-search.js'
+import { exactFiltered, filteredSearch, type FilterStrategy } from './search/filtered-search.js'
+import { filteredBudget } from './search/filtered-budget.js'
 import { countChunks, deleteMatching, findChunks, type FindOptions, type FindResult } from './metadata-queries.js'
 import { compileForScope, type TenantScope } from './tenant-scope.js'
 import type { FilteredStatements } from './search/filtered-sql.js'
@@ -88,9 +89,18 @@ export interface SearchOptions extends ReadConsistency {
    * matching row; `index` always walks the index. For measuring; `auto` is what to use.
    */
   filterStrategy?: FilterStrategy
-  /** `auto`'s threshold: matching rows it scores exactly. Default 1,000 (`DEFAULT_EXACT_BELOW`). */
+  /**
+   * `auto`'s threshold: matching rows it scores exactly. Default: what `optimize()` chose for the
+   * tenant's filtered path, else derived from its tuning (the rows whose exact scoring costs what
+   * the walk does), else 1,000 (`DEFAULT_EXACT_BELOW`); see `filteredBudget`.
+   */
   exactBelow?: number
-  /** Candidates a filtered walk takes in index order before the exact re-sort. Default max(4k, 40). */
+  /**
+   * Candidates a filtered walk takes in index order before the exact re-sort. Default: the tenant's
+   * tuned budget (`optimize()` measures 40, 80 and 160 for k = 10; scaled with k), else max(4k, 40).
+   * The walk's `ef_search` is the tenant's tuned one (or the call's) scaled by the filter's
+   * estimated selectivity, at least the candidates, at most 1,000 (`walkEfSearch`).
+   */
   filterCandidates?: number
   /**
    * When the index returns fewer than `k` rows, answer with an exact scan of the tenant, so
@@ -311,7 +321,7 @@ export class TenantStore {
    */
   async search(embedding: Embedding, options: SearchOptions = {}): Promise<SearchResult[]> {
     const rows = await this.#routed(options, (t) => t.#search(embedding, options))
-    this.#sampler?.record(this.tenantId, embedding)
+    this.#sampler?.record(this.tenantId, embedding, options.filter)
     return rows
   }
 
@@ -330,15 +340,17 @@ export class TenantStore {
       if (!['auto', 'exact', 'index'].includes(strategy)) {
         throw new InvalidArgumentError(`filterStrategy must be auto, exact or index, got ${JSON.stringify(strategy)}`)
       }
+      const budget = filteredBudget(tuned, k, options.efSearch !== undefined)
       return filteredSearch(this.#scope, vector, filter, {
         k,
         exactOnly,
         strategy,
-        exactBelow: assertIntegerIn(options.exactBelow ?? DEFAULT_EXACT_BELOW, 0, 1_000_000, 'exactBelow'),
+        exactBelow: assertIntegerIn(options.exactBelow ?? budget.exactBelow, 0, 1_000_000, 'exactBelow'),
         settings,
-        candidates: assertIntegerIn(options.filterCandidates ?? Math.max(4 * k, 40), k, 10_000, 'filterCandidates'),
+        candidates: assertIntegerIn(options.filterCandidates ?? budget.candidates, k, 10_000, 'filterCandidates'),
         exactFallback: options.exactFallback !== false,
         includeEmbedding,
+        ...(tuned && !tuned.exact ? { tenantRows: tuned.rowsAtTuning } : {}),
       })
     }
     const exact = includeEmbedding ? this.#chunks.chunks.exactSearchWithEmbeddings : this.#sql.exactSearch
@@ -406,7 +418,7 @@ export class TenantStore {
    */
   async hybridSearch(options: HybridSearchOptions): Promise<HybridSearchResult[]> {
     const rows = await this.#routed(options, (t) => t.#hybridSearch(options))
-    this.#sampler?.record(this.tenantId, options.embedding)
+    this.#sampler?.record(this.tenantId, options.embedding, options.filter)
     return rows
   }
 

@@ -1,8 +1,10 @@
 /**
  * Keeping each tenant fast and right as it grows: tiers (which tenant gets its own index; the
  * work of `optimize()`, tenant-tiers), recall measured against the exact scan (recall,
- * measure-recall), tuning each tenant's `ef_search` to a target (tune-recall), and the record of
- * recall over time (recall-monitor).
+ * measure-recall), tuning each tenant's `ef_search` to a target (tune-recall) and the cheaper ways
+ * tried before a near-exhaustive one (tuner-alternatives: rebuilds, quantized paths), its filtered
+ * path (filtered/: the searches it is tuned on, synthetic filters over declared fields, the walk's
+ * budget and exact threshold), and the record of recall over time (recall-monitor).
  *
  * May import: ../tenant, ../ingest, ../schema, ../config, src/db, src/filter, src/sql, src/util,
  * src/errors.ts.
@@ -11,4 +13,8 @@ export * from './tenant-tiers.js' // optimize(): tiers and index builds
 export * from './recall.js' // tie-aware recall
 export * from './measure-recall.js' // recall against the exact scan
 export * from './tune-recall.js' // the cheapest ef_search that meets the target
+export * from './tuner-alternatives.js' // rebuilds and quantized paths before a near-exhaustive ef_search
+export * from './filtered/filtered-tuning.js' // a tenant's filtered path: walk budget and exact threshold
+export * from './filtered/filter-cases.js' // the filtered searches tuning measures
+export * from './filtered/tuning-filters.js' // synthetic filters over declared fields
 export * from './recall-monitor.js' // recall figures over time

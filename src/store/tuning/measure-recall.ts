@@ -5,8 +5,16 @@ import { seededRandom } from '../../util/seeded-random.js'
 import { assertId, type Embedding } from '../ingest/index.js'
 import { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from './recall.js'
 import { type ResolvedStoreConfig, tenantIndexName } from '../config/index.js'
-import { type QuerySampler, type SearchOptions, type SearchResult, tenantSample, type TenantStore } from '../tenant/index.js'
+import {
+  type QuerySampler,
+  type SearchOptions,
+  type SearchResult,
+  tenantFilteredSample,
+  tenantSample,
+  type TenantStore,
+} from '../tenant/index.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
+import type { MetadataFilter } from '../../filter/filter-tree.js'
 import { efSearchInUse, hnswIndexNames, tenantSizes, type TuningCache } from '../schema/index.js'
 import { recordRecall } from './recall-monitor.js'
 
@@ -48,6 +56,12 @@ export interface TenantRecall {
   searchP50Ms: number
   searchP95Ms: number
   exactP50Ms: number
+  /**
+   * With `source: 'recent'`: the same on the tenant's recent filtered searches, each with the filter
+   * it was sent with (`search` as it runs now, against `exactSearch` with that filter); absent when
+   * it has none.
+   */
+  filtered?: { queries: number; recall: number; recallById: number; searchP50Ms: number; exactP50Ms: number }
 }
 
 /** What {@link PgVectorStore.measureRecall} measured. */
@@ -184,30 +198,17 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
     throw new InvalidArgumentError(`measureRecall: source must be 'chunks' or 'recent', got ${JSON.stringify(source)}`)
   if (source === 'recent') await store.sampler?.flush()
   const tenants: TenantRecall[] = []
-  const figures: Parameters<typeof recordRecall>[2][number][] = []
+  const figures: Array<Parameters<typeof recordRecall>[2][number]> = []
   for (const tenantId of tenantIds) {
-    const handle = store.forTenant(tenantId)
-    const queries =
-      options.queries ??
-      (source === 'recent'
-        ? (await tenantSample(store.db, store.config, tenantId, sample)).queries
-        : await sampleQueries(store.db, store.config, tenantId, sample, seed))
-    if (queries.length === 0) continue
-    const { truth, ms: exactMs } = await exactAnswers(handle, queries, k)
-    const r = await searchRecall(handle, queries, truth, k, epsilon, options.efSearch === undefined ? {} : { efSearch: options.efSearch })
-    tenants.push({
-      tenantId,
-      rows: rowsOf.get(tenantId) ?? 0,
-      queries: queries.length,
-      recall: r.recall,
-      recallById: r.recallById,
-      searchP50Ms: percentile(r.ms, 50),
-      searchP95Ms: percentile(r.ms, 95),
-      exactP50Ms: percentile(exactMs, 50),
-    })
+    const measured = await measureTenant(store, tenantId, source, { ...options, sample, k, seed, epsilon })
+    if (!measured) continue
+    tenants.push({ ...measured, rows: rowsOf.get(tenantId) ?? 0 })
     if (options.queries === undefined && options.efSearch === undefined && k === 10) {
       const efSearch = efSearchInUse(await store.tuning.get(tenantId), store.config.defaultEfSearch)
-      figures.push({ tenantId, source, recall: r.recall, queries: queries.length, efSearch, measuredAt: new Date() })
+      const at = { tenantId, efSearch, measuredAt: new Date() }
+      figures.push({ ...at, source, recall: measured.recall, queries: measured.queries })
+      if (measured.filtered)
+        figures.push({ ...at, source: 'filtered', recall: measured.filtered.recall, queries: measured.filtered.queries })
     }
   }
   await recordRecall(store.db, store.config, figures)
@@ -225,4 +226,59 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
       `recall@${k} of search at its current settings against exactSearch, ${on}; ` +
       `a hit is a returned row within the exact ${k}-th distance + ${epsilon} (recallById counts exact ids); latency p50/p95 of sequential calls`,
   }
+}
+
+/** One tenant measured: its queries (given, recent or sampled chunks), and with `recent` its filtered searches too. */
+async function measureTenant(
+  store: MeasuredStore,
+  tenantId: string,
+  source: 'chunks' | 'recent',
+  o: MeasureRecallOptions & { sample: number; k: number; seed: string; epsilon: number },
+): Promise<Omit<TenantRecall, 'rows'> | undefined> {
+  const handle = store.forTenant(tenantId)
+  const queries =
+    o.queries ??
+    (source === 'recent'
+      ? (await tenantSample(store.db, store.config, tenantId, o.sample)).queries
+      : await sampleQueries(store.db, store.config, tenantId, o.sample, o.seed))
+  if (queries.length === 0) return undefined
+  const at = o.efSearch === undefined ? {} : { efSearch: o.efSearch }
+  const { truth, ms: exactMs } = await exactAnswers(handle, queries, o.k)
+  const r = await searchRecall(handle, queries, truth, o.k, o.epsilon, at)
+  const searches =
+    o.queries === undefined && source === 'recent' ? await tenantFilteredSample(store.db, store.config, tenantId, o.sample) : []
+  return {
+    tenantId,
+    queries: queries.length,
+    recall: r.recall,
+    recallById: r.recallById,
+    searchP50Ms: percentile(r.ms, 50),
+    searchP95Ms: percentile(r.ms, 95),
+    exactP50Ms: percentile(exactMs, 50),
+    ...(searches.length ? { filtered: await filteredRecall(handle, searches, o.k, o.epsilon, at) } : {}),
+  }
+}
+
+/** Recall of `search` on filtered searches, each against `exactSearch` with its own filter. */
+async function filteredRecall(
+  handle: TenantStore,
+  searches: ReadonlyArray<{ embedding: Embedding; filter: MetadataFilter }>,
+  k: number,
+  epsilon: number,
+  options: SearchOptions,
+): Promise<NonNullable<TenantRecall['filtered']>> {
+  const counts: RecallCount[] = []
+  const exactMs: number[] = []
+  const ms: number[] = []
+  for (const { embedding, filter } of searches) {
+    let t0 = performance.now()
+    const truth = await handle.exactSearch(embedding, { k, filter })
+    exactMs.push(performance.now() - t0)
+    t0 = performance.now()
+    const got = await handle.search(embedding, { ...options, k, filter })
+    ms.push(performance.now() - t0)
+    counts.push(countRecall(truth, got, epsilon))
+  }
+  const { recall, recallById } = recallOf(counts)
+  return { queries: searches.length, recall, recallById, searchP50Ms: percentile(ms, 50), exactP50Ms: percentile(exactMs, 50) }
 }

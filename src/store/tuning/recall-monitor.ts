@@ -3,8 +3,11 @@ import type { Database } from '../../db/database.js'
 import { recallMonitorTable, type ResolvedStoreConfig } from '../config/index.js'
 import { efSearchInUse, type TenantTuning } from '../schema/index.js'
 
-/** Where a recall figure's queries came from: the tenant's recent real queries, or its own chunks (perturbed). */
-export type QuerySource = 'recent' | 'chunks'
+/**
+ * Where a recall figure's queries came from: the tenant's recent real queries (their embeddings),
+ * its own chunks (perturbed), or its recent filtered searches (each with the filter it was sent with).
+ */
+export type QuerySource = 'recent' | 'chunks' | 'filtered'
 
 /** One recorded recall figure. */
 export interface RecallFigure {
@@ -27,6 +30,8 @@ export interface TenantRecallReport {
   recent: RecallFigure | null
   /** The same on a sample of its chunks. */
   chunks: RecallFigure | null
+  /** Tie-aware recall@10 of its recent filtered searches, each with its own filter (tuning or `measureRecall({ source: 'recent' })`). */
+  filtered: RecallFigure | null
   /** chunks − recent, when both were measured: how much the chunk sample flatters. */
   gap: number | null
 }
@@ -54,7 +59,7 @@ export async function recordRecall(
 
 /**
  * Per tenant (tuned or measured): the setting in use, the source its tuning used, the last recall
- * on recent queries and on chunks, and the gap between them.
+ * on recent queries, on chunks and on recent filtered searches, and the gap between the first two.
  *
  * ### Examples
  * ```ts
@@ -78,7 +83,16 @@ export async function recallReport(
   const line = (tenantId: string) => {
     let r = byTenant.get(tenantId)
     if (!r) {
-      r = { tenantId, path: 'index', efSearch: config.defaultEfSearch, querySource: null, recent: null, chunks: null, gap: null }
+      r = {
+        tenantId,
+        path: 'index',
+        efSearch: config.defaultEfSearch,
+        querySource: null,
+        recent: null,
+        chunks: null,
+        filtered: null,
+        gap: null,
+      }
       byTenant.set(tenantId, r)
     }
     return r
@@ -96,7 +110,7 @@ export async function recallReport(
       efSearch: row.ef_search === null ? null : Number(row.ef_search),
       measuredAt: row.measured_at instanceof Date ? row.measured_at : new Date(String(row.measured_at)),
     }
-    line(String(row.tenant_id))[row.source] = figure
+    if (row.source === 'recent' || row.source === 'chunks' || row.source === 'filtered') line(String(row.tenant_id))[row.source] = figure
   }
   const out = [...byTenant.values()].sort((a, b) => (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : 0))
   for (const r of out) r.gap = r.recent && r.chunks ? r.chunks.recall - r.recent.recall : null

@@ -1,7 +1,8 @@
 import { assertEmbedding, assertId, type Embedding } from '../ingest/index.js'
-import { type QuerySampler, tenantSample, type TenantStore } from '../tenant/index.js'
+import { type QuerySampler, tenantFilteredSample, tenantSample, type TenantStore } from '../tenant/index.js'
+import type { MetadataField } from '../../filter/metadata-field.js'
 import { assertMayAlter } from '../../db/security/privileges.js'
-import { CompiledQuery, sql } from 'kysely'
+import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
 import { quoteQualified } from '../../sql/quote.js'
@@ -11,6 +12,8 @@ import {
   type IndexBuildResult,
   indexBytes,
   planUsesIndex,
+  rebuildTenantIndex,
+  tenantIndexGraph,
   type TenantSize,
   tenantSizes,
   type TuningCache,
@@ -24,6 +27,7 @@ import {
   tuningParameters,
   type RecallTuningOptions,
   type TenantTuningReport,
+  type TuningDeps,
 } from './tune-recall.js'
 
 /**
@@ -119,6 +123,8 @@ export interface TieredStore {
   createTenantIndex(tenantId: string, options: IndexBuildOptions): Promise<IndexBuildResult>
   /** This process's query sample buffer, flushed before tuning (absent: `querySample: false`). */
   sampler?: QuerySampler
+  /** The store's declared metadata fields (synthetic filters for tuning the filtered path). */
+  fields(): Promise<readonly MetadataField[]>
 }
 
 /** The state of one `optimize()` call as its steps fill it in. */
@@ -311,19 +317,7 @@ async function tuneIndexedTenants(
   await store.sampler?.flush()
   // The sample table, whoever wrote it: the process that tunes is often not the one that serves searches.
   const sampled = (tenantId: string, n: number, since?: Date) => tenantSample(store.db, store.config, tenantId, n, since)
-  const deps = {
-    db: store.db,
-    config: store.config,
-    cache: store.tuning,
-    recentQueries: async (tenantId: string, n: number) => (await sampled(tenantId, n)).queries,
-    rebuild: async (tenantId: string, build: IndexBuildOptions) => {
-      const index = quoteQualified(store.config.schema, tenantIndexName(store.config.table, tenantId))
-      const drop = CompiledQuery.raw(`drop index ${concurrently ? 'concurrently ' : ''}if exists ${index}`)
-      if (concurrently) await withTableMaintenanceLock(store.db, store.config.qualified, (conn) => conn.executeQuery(drop))
-      else await store.db.executeQuery(drop)
-      await store.createTenantIndex(tenantId, { ...build, concurrently })
-    },
-  }
+  const deps = tuningDeps(store, concurrently === true)
   for (const tenantId of indexed) {
     const rows = rowsOf.get(tenantId) ?? 0
     const tuned = await store.tuning.get(tenantId)
@@ -335,6 +329,20 @@ async function tuneIndexedTenants(
     tenants.push(await tuneTenant(deps, store.forTenant(tenantId), rows, target, params, options.indexBuild ?? {}, given.get(tenantId)))
   }
   return { targetRecall: target, tenants, unchanged }
+}
+
+/** What tuning needs of the store: its query sample (embeddings, filtered searches), declared fields, and index rebuilds. */
+function tuningDeps(store: TieredStore, concurrently: boolean): TuningDeps {
+  return {
+    db: store.db,
+    config: store.config,
+    cache: store.tuning,
+    recentQueries: async (tenantId, n) => (await tenantSample(store.db, store.config, tenantId, n)).queries,
+    recentFiltered: (tenantId, n) => tenantFilteredSample(store.db, store.config, tenantId, n),
+    fields: store.fields,
+    currentGraph: (tenantId) => tenantIndexGraph(store.db, store.config, tenantId),
+    rebuild: async (tenantId, build) => (await rebuildTenantIndex(store.db, store.config, tenantId, { ...build, concurrently })).seconds,
+  }
 }
 
 const QUERY_SOURCE_WORDS = { recent: 'recent real queries', given: 'given queries', chunks: 'chunk-sample queries' } as const

@@ -1,13 +1,16 @@
 import { InvalidArgumentError } from '../../errors.js'
-import type { IndexBuildOptions, TenantTuning, TuningCache } from '../schema/index.js'
+import type { FilterTuning, IndexBuildOptions, TenantTuning, TunedAlternative, TuningCache } from '../schema/index.js'
 import type { Embedding } from '../ingest/index.js'
 import { exactAnswers, percentile, sampleQueries, searchRecall } from './measure-recall.js'
 import { DEFAULT_RECALL_EPSILON } from './recall.js'
 import type { Database } from '../../db/database.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
-import type { TenantStore } from '../tenant/index.js'
+import { DEFAULT_EXACT_BELOW, modelExactBelow, type TenantStore } from '../tenant/index.js'
 import { recordRecall } from './recall-monitor.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
+import { chooseIndexSetting, type Graph, type LadderStep } from './tuner-alternatives.js'
+import { filterCases, type FilterCaseSources } from './filtered/filter-cases.js'
+import { type FilterTuningReport, tuneFilteredPath } from './filtered/filtered-tuning.js'
 
 /** The recall target `optimize()` tunes every indexed tenant to, unless told otherwise. */
 export const DEFAULT_TARGET_RECALL = 0.98
@@ -21,8 +24,25 @@ export interface RecallTuningOptions {
    * same sample — an index slower than the exact path, which has recall 1.0, serves no purpose.
    */
   maxLatencyMs?: number
-  /** Rebuilds of the tenant's index tried, in order, when no `ef_search` meets the target. Default m 16 / ef_construction 128, then m 24 / 256. */
+  /**
+   * Rebuilds of the tenant's index tried, in order, when no `ef_search` meets the target or the
+   * cheapest that does costs more than `cheapFraction` of the exact scan. Default m 16 /
+   * ef_construction 128, then m 24 / 256. Each is built beside the old index and swapped in
+   * (concurrently with `optimize({ concurrently: true })`); a rebuild that loses is undone.
+   */
   rebuilds?: ReadonlyArray<{ m: number; efConstruction: number }>
+  /**
+   * When the cheapest `ef_search` that meets the target costs more than this fraction of the
+   * tenant's exact-scan p50 (a near-exhaustive setting: an index that buys little), the rebuilds
+   * and quantized paths are tried and the cheapest that meets the target wins. Default 0.5.
+   */
+  cheapFraction?: number
+  /** Tune each indexed tenant's filtered path too (its walk budget and exact threshold). Default true. */
+  filters?: boolean
+  /** A tenant's filtered path is tuned on its sampled filtered searches when it has at least this many; else on synthetic filters. Default 20. */
+  minRecentFilters?: number
+  /** Tuning queries each synthetic filter is measured with. Default 20. */
+  filterQueries?: number
   /** Queries sampled from the tenant's chunks. Default 200. */
   sample?: number
   /** A tuned tenant is tuned again when its chunks changed by more than this fraction. Default 0.2. */
@@ -63,7 +83,11 @@ export interface TenantTuningReport {
   /** Tuned on recent queries: recall of the chosen setting on a chunk sample, for comparison. */
   chunkRecall?: number
   /** Every setting measured, in order. */
-  tried: Array<{ efSearch: number; m: number | null; efConstruction: number | null; recall: number; p50Ms: number }>
+  tried: LadderStep[]
+  /** The alternatives tried when the cheapest `ef_search` was near-exhaustive (rebuilds with their build time, quantized paths), and why each lost. */
+  alternatives: TunedAlternative[]
+  /** The filtered path: what was chosen and each candidate budget tried. */
+  filter?: FilterTuningReport
 }
 
 const DEFAULT_STEPS = [40, 64, 100, 130, 160, 200, 250, 320, 400, 500, 640, 800, 1000]
@@ -87,7 +111,16 @@ export function tuningParameters(options: RecallTuningOptions) {
   }
   const minRecentQueries = options.minRecentQueries ?? 50
   assertIntegerIn(minRecentQueries, 10, 10_000, 'minRecentQueries')
+  const cheapFraction = options.cheapFraction ?? 0.5
+  if (typeof cheapFraction !== 'number' || !(cheapFraction >= 0))
+    throw new InvalidArgumentError('cheapFraction must be a non-negative number')
+  if (options.filters !== undefined && typeof options.filters !== 'boolean')
+    throw new InvalidArgumentError('tuning.filters must be a boolean')
   return {
+    cheapFraction,
+    filters: options.filters ?? true,
+    minRecentFilters: assertIntegerIn(options.minRecentFilters ?? 20, 1, 10_000, 'minRecentFilters'),
+    filterQueries: assertIntegerIn(options.filterQueries ?? 20, 1, 1000, 'filterQueries'),
     steps,
     sample,
     minRecentQueries,
@@ -155,13 +188,27 @@ export function stillTuned(
   return sample.newer <= retuneAbove * Math.max(1, sample.total)
 }
 
+/** What tuning one tenant needs of its store. */
+export interface TuningDeps extends FilterCaseSources {
+  cache: TuningCache
+  /** Rebuilds the tenant's index with this build (beside the old one, then swapped in); resolves to the seconds it took. */
+  rebuild: (tenantId: string, build: IndexBuildOptions) => Promise<number>
+  /** The graph the tenant's index has now. */
+  currentGraph: (tenantId: string) => Promise<Graph | undefined>
+  /** Up to `n` of the tenant's recent query embeddings (newest first). */
+  recentQueries: (tenantId: string, n: number) => Promise<number[][]>
+}
+
 /**
  * Finds one tenant's cheapest setting that meets `target` on its recent real queries (when it has
  * `minRecentQueries`), else on a seeded sample of its own chunks held to {@link chunkSampleTarget}:
- * `ef_search` first (ascending), then rebuilds of its index with a larger graph; the first setting
- * whose tie-aware recall meets the target with a p50 within the latency bound wins. When none
- * does, the tenant takes the exact path. The choice is saved in the store's tuning table, its
- * recall in the recall monitor (with the chunk-sample figure beside it when tuned on recent queries).
+ * `ef_search` first (ascending); when the cheapest that meets it costs more than `cheapFraction` of
+ * the exact scan, or none does, rebuilds of its index with a larger graph and the quantized paths
+ * the store has ({@link chooseIndexSetting}); the cheapest within the latency bound wins, else the
+ * exact path. Then its filtered path: the walk's budget and the exact threshold, measured on its
+ * sampled filtered searches or synthetic filters over the declared fields ({@link tuneFilteredPath}),
+ * else derived from the costs just measured. The choice is saved in the store's tuning table, its
+ * recall in the recall monitor (with the chunk-sample and filtered figures beside it).
  *
  * ### Examples
  * ```ts
@@ -169,14 +216,7 @@ export function stillTuned(
  * ```
  */
 export async function tuneTenant(
-  deps: {
-    db: Database
-    config: ResolvedStoreConfig
-    cache: TuningCache
-    rebuild: (tenantId: string, build: IndexBuildOptions) => Promise<void>
-    /** Up to `n` of the tenant's recent query embeddings (newest first). */
-    recentQueries: (tenantId: string, n: number) => Promise<number[][]>
-  },
+  deps: TuningDeps,
   handle: TenantStore,
   rows: number,
   target: number,
@@ -190,45 +230,46 @@ export async function tuneTenant(
   const exactP50Ms = percentile(exactMs, 50)
   const bound = params.maxLatencyMs ?? exactP50Ms
   const required = requiredOnSample(querySource === 'chunks' ? chunkSampleTarget(target) : target, queries.length * 10)
-  const tried: TenantTuningReport['tried'] = []
-  let chosen: { efSearch: number; recall: number; p50Ms: number } | undefined
-  let rebuiltWith: TenantTuningReport['rebuiltWith']
-  const graphs: Array<{ m: number; efConstruction: number } | undefined> = [undefined, ...params.rebuilds]
-  for (const graph of graphs) {
-    if (graph) {
-      await deps.rebuild(tenantId, { ...indexBuild, m: graph.m, efConstruction: graph.efConstruction })
-      rebuiltWith = graph
-    }
-    for (const efSearch of params.steps) {
-      const r = await searchRecall(handle, queries, truth, 10, DEFAULT_RECALL_EPSILON, {
-        efSearch,
-        iterativeScan: 'relaxed',
-        exactFallback: false,
-      })
-      const p50Ms = percentile(r.ms, 50)
-      tried.push({ efSearch, m: graph?.m ?? null, efConstruction: graph?.efConstruction ?? null, recall: r.recall, p50Ms })
-      if (r.recall >= required && p50Ms <= bound) chosen = { efSearch, recall: r.recall, p50Ms }
-      // A larger ef_search only costs more time: stop at the first that meets the target or the bound.
-      if (r.recall >= required || p50Ms > bound) break
-    }
-    if (chosen) break
-  }
-  const tuning: TenantTuning = {
+  const current = (await deps.currentGraph(tenantId)) ?? { m: indexBuild.m ?? 16, efConstruction: indexBuild.efConstruction ?? 64 }
+  const setting = await chooseIndexSetting({
+    handle,
+    config: deps.config,
+    queries,
+    truth,
+    steps: params.steps,
+    required,
+    boundMs: bound,
+    cheapMs: params.cheapFraction * exactP50Ms,
+    rebuilds: params.rebuilds,
+    current,
+    rebuild: (graph) => deps.rebuild(tenantId, { ...indexBuild, m: graph.m, efConstruction: graph.efConstruction }),
+  })
+  const { chosen, rebuiltWith } = setting
+  const unfiltered: TenantTuning = {
     tenantId,
-    efSearch: chosen?.efSearch ?? null,
-    exact: !chosen,
     rowsAtTuning: rows,
-    targetRecall: target,
-    recall: chosen?.recall ?? 1,
     searchP50Ms: chosen?.p50Ms ?? null,
     exactP50Ms,
+    efSearch: chosen?.efSearch ?? null,
+    exact: !chosen,
+    targetRecall: target,
+    recall: chosen?.recall ?? 1,
     indexM: rebuiltWith?.m ?? null,
     indexEfConstruction: rebuiltWith?.efConstruction ?? null,
     tunedAt: new Date(),
     querySource,
     tuningQueries: queries.length,
+    filter: null,
+    alternatives: setting.alternatives.length ? setting.alternatives : null,
   }
-  await deps.cache.save(tuning)
+  // Saved first: the filtered path is measured as searches will run it, at the tenant's new setting.
+  await deps.cache.save(unfiltered)
+  const filtered =
+    chosen && params.filters
+      ? await tuneFiltered(deps, handle, { ...unfiltered, exactP50Ms, efSearch: chosen.efSearch, target, queries }, params)
+      : undefined
+  const tuning: TenantTuning = { ...unfiltered, filter: filtered?.choice ?? null }
+  if (filtered) await deps.cache.save(tuning)
   const chunkRecall = await recordTuningRecall(deps, handle, tuning, params)
   return {
     tenantId,
@@ -244,8 +285,48 @@ export async function tuneTenant(
     querySource,
     queries: queries.length,
     ...(chunkRecall === undefined ? {} : { chunkRecall }),
-    tried,
+    tried: setting.tried,
+    alternatives: setting.alternatives,
+    ...(filtered ? { filter: filtered } : {}),
   }
+}
+
+/**
+ * The tenant's filtered path: measured on its filtered searches or synthetic filters
+ * ({@link filterCases}, {@link tuneFilteredPath}); with neither, derived from the unfiltered
+ * costs (`source: 'model'`, nothing measured).
+ */
+async function tuneFiltered(
+  deps: TuningDeps,
+  handle: TenantStore,
+  tenant: {
+    rowsAtTuning: number
+    searchP50Ms: number | null
+    exactP50Ms: number
+    efSearch: number
+    target: number
+    queries: readonly Embedding[]
+  },
+  params: ReturnType<typeof tuningParameters>,
+): Promise<FilterTuningReport> {
+  const rows = tenant.rowsAtTuning
+  const found = await filterCases(deps, handle.tenantId, rows, tenant.queries, {
+    minRecent: params.minRecentFilters,
+    sample: params.sample,
+    perFilter: params.filterQueries,
+  })
+  if (found) return tuneFilteredPath(handle, found.cases, { ...tenant, rows, source: found.source })
+  const choice: FilterTuning = {
+    candidates: 40,
+    exactBelow: modelExactBelow(tenant) ?? DEFAULT_EXACT_BELOW,
+    source: 'model',
+    filters: 0,
+    queries: 0,
+    recall: null,
+    walkP50Ms: null,
+    exactMsPerRow: null,
+  }
+  return { choice, tried: [] }
 }
 
 /** The queries a tenant is tuned on: the given ones, else its recent queries when it has enough, else a chunk sample. */
@@ -276,9 +357,14 @@ async function recordTuningRecall(
   if (source === 'given') return undefined
   const chunkRecall = source === 'recent' ? await chunkSampleRecall(deps, handle, tuning.efSearch, tuning.exact, params) : undefined
   const figure = { tenantId: tuning.tenantId, efSearch: tuning.exact ? null : tuning.efSearch, measuredAt: tuning.tunedAt }
+  const filter = tuning.filter
   await recordRecall(deps.db, deps.config, [
     { ...figure, source, recall: tuning.recall, queries: tuning.tuningQueries ?? 0 },
     ...(chunkRecall === undefined ? [] : [{ ...figure, source: 'chunks' as const, recall: chunkRecall, queries: CHUNK_CHECK }]),
+    // The filtered path on the searches users sent (not on synthetic filters: those are tuning's own).
+    ...(filter?.source === 'recent' && filter.recall !== null
+      ? [{ ...figure, source: 'filtered' as const, recall: filter.recall, queries: filter.queries }]
+      : []),
   ])
   return chunkRecall
 }

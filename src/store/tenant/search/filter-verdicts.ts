@@ -13,6 +13,7 @@
  */
 export class FilterVerdicts {
   readonly #entries = new Map<string, { verdict: 'exact' | 'walk'; at: number }>()
+  readonly #selectivity = new Map<string, { share: number; at: number }>()
 
   constructor(
     readonly maxEntries = 1000,
@@ -37,8 +38,28 @@ export class FilterVerdicts {
     if (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!)
   }
 
+  /** The estimated share of the tenant's rows a filter matches (the planner's estimate), while fresh. */
+  selectivity(tenantId: string, filterKey: string): number | undefined {
+    const key = `${tenantId}\u0000${filterKey}`
+    const entry = this.#selectivity.get(key)
+    if (!entry) return undefined
+    if (performance.now() - entry.at > this.ttlMs) {
+      this.#selectivity.delete(key)
+      return undefined
+    }
+    return entry.share
+  }
+
+  setSelectivity(tenantId: string, filterKey: string, share: number): void {
+    const key = `${tenantId}\u0000${filterKey}`
+    this.#selectivity.delete(key)
+    this.#selectivity.set(key, { share, at: performance.now() })
+    if (this.#selectivity.size > this.maxEntries) this.#selectivity.delete(this.#selectivity.keys().next().value!)
+  }
+
   /** Forgets every verdict (after writes that may change what filters match, e.g. a bulk load). */
   clear(): void {
     this.#entries.clear()
+    this.#selectivity.clear()
   }
 }

@@ -2,16 +2,10 @@ import type { LocalSettings } from '../../../db/local-settings.js'
 import { filterKey, type FilterNode } from '../../../filter/filter-tree.js'
 import { withEmbeddings } from '../writes/chunk-statements.js'
 import { compileForScope, runScoped, type TenantScope } from '../tenant-scope.js'
+import { walkEfSearch } from './filtered-budget.js'
 
 /** How a filtered search finds its rows: pgscale's choice per query, or one strategy always (benches, checks). */
 export type FilterStrategy = 'auto' | 'exact' | 'index'
-
-/**
- * `auto` scores a filter's matching rows exactly when at most this many match. Measured (rag-bench
- * filters, 30,000-chunk tenant, 128-d): exact scoring of ~1,000 rows costs about what the filtered
- * HNSW walk does; fewer rows are cheaper, and exact, scored directly.
- */
-export const DEFAULT_EXACT_BELOW = 1000
 
 /** A search hit as the statements return it. */
 interface Hit {
@@ -40,6 +34,12 @@ export interface FilteredSearchPlan {
   exactFallback: boolean
   /** Return each hit's embedding (read in the same statement). Default false. */
   includeEmbedding?: boolean
+  /**
+   * The tenant's rows when it is tuned: the walk's `ef_search` is then scaled by the filter's
+   * estimated selectivity (the planner's estimate of its matching rows over these;
+   * {@link walkEfSearch}). Absent: the walk runs at the settings' `ef_search` (raised to the candidates).
+   */
+  tenantRows?: number
 }
 
 /**
@@ -64,13 +64,14 @@ export async function filteredSearch(scope: TenantScope, vector: string, node: F
   if (node.kind === 'const' && !node.value) return []
   if (plan.exactOnly || plan.strategy === 'exact') return exactFiltered(scope, vector, node, k, embeddings)
   const candidates = Math.max(plan.candidates, k)
-  const settings = {
-    ...plan.settings,
-    'hnsw.ef_search': Math.max(Number(plan.settings['hnsw.ef_search'] ?? 0), Math.min(candidates, 1000)),
-  }
   const key = `${plan.exactBelow}:${filterKey(node)}`
   const verdict = plan.strategy === 'auto' ? scope.verdicts.get(scope.tenantId, key) : 'walk'
   if (verdict === 'exact') return exactFiltered(scope, vector, node, k, embeddings)
+  const share = plan.tenantRows === undefined ? 1 : await estimatedShare(scope, node, plan.tenantRows)
+  const settings = {
+    ...plan.settings,
+    'hnsw.ef_search': walkEfSearch(Number(plan.settings['hnsw.ef_search'] ?? 0), candidates, share),
+  }
   let rows: Array<Hit & { exact?: boolean }>
   if (verdict === undefined) {
     const f = await compileForScope(scope, node, 6)
@@ -117,6 +118,29 @@ export async function exactFiltered(
   const f = await compileForScope(scope, node, 4)
   const text = scope.statements.exact(f.sql)
   return (await runScoped<Hit>(scope, includeEmbedding ? withEmbeddings(scope.config, text) : text, [vector, k, ...f.params])).rows
+}
+
+/**
+ * The share of a tenant's `rows` a filter is estimated to match: the planner's row estimate for the
+ * tenant's matching rows (`EXPLAIN`, no rows read) over `rows`, within [1/rows, 1]; remembered per
+ * filter for a minute with the verdicts. 1 when the plan says nothing.
+ */
+async function estimatedShare(scope: TenantScope, node: FilterNode, rows: number): Promise<number> {
+  const key = filterKey(node)
+  const known = scope.verdicts.selectivity(scope.tenantId, key)
+  if (known !== undefined) return known
+  const f = await compileForScope(scope, node, 2)
+  const { rows: plan } = await runScoped<{ 'QUERY PLAN': unknown }>(
+    scope,
+    `explain (format json) select 1 from ${scope.config.qualified} where tenant_id = $1 and (${f.sql})`,
+    f.params,
+  )
+  const raw = plan[0]?.['QUERY PLAN']
+  const tree = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan?: { 'Plan Rows'?: number } }> | undefined
+  const estimate = Number(tree?.[0]?.Plan?.['Plan Rows'])
+  const share = Number.isFinite(estimate) && rows > 0 ? Math.min(1, Math.max(1 / rows, estimate / rows)) : 1
+  scope.verdicts.setSelectivity(scope.tenantId, key, share)
+  return share
 }
 
 function withoutExact({ exact: _exact, ...hit }: Hit & { exact?: boolean }): Hit {

@@ -1,0 +1,218 @@
+import type { Embedding } from '../../ingest/index.js'
+import { filterKey, type MetadataFilter, parseFilter } from '../../../filter/filter-tree.js'
+import type { FilterTuning } from '../../schema/index.js'
+import { modelExactBelow, type SearchResult, type TenantStore } from '../../tenant/index.js'
+import { percentile } from '../measure-recall.js'
+import { countRecall, recallOf, type RecallCount } from '../recall.js'
+
+/** One filtered search tuning measures: a query and the filter it goes with. */
+export interface FilteredSearchCase {
+  embedding: Embedding
+  filter: MetadataFilter
+}
+
+/** Candidates (for k = 10) the filtered walk is tried with, in order: its `ef_search` comes from the tenant's tuning, scaled by selectivity. */
+export const CANDIDATE_STEPS = [40, 80, 160] as const
+
+/** Bands of selectivity the filtered searches are judged in (each band must meet the target). */
+const BANDS = [0.01, 0.1, 0.33, Infinity] as const
+
+/** What tuning measured of a tenant's filtered path, for its report. */
+export interface FilterTuningReport {
+  choice: FilterTuning
+  /** Each candidate budget tried: the walk's recall per selectivity band (filters above `exactBelow` only) and p50. */
+  tried: Array<{
+    candidates: number
+    walkP50Ms: number | null
+    exactBelow: number
+    bands: Array<{ below: number; recall: number; searches: number }>
+  }>
+}
+
+/** One distinct filter of the cases: its tree's key, matching rows, and its searches with their exact answers. */
+interface MeasuredFilter {
+  matching: number
+  searches: Array<{ embedding: Embedding; filter: MetadataFilter; truth: SearchResult[]; exactMs: number }>
+}
+
+/**
+ * Tunes a tenant's filtered path on `cases` (its sampled filtered searches, or synthetic filters
+ * paired with its tuning queries): counts each filter's rows, takes each search's exact answer
+ * (timed: the exact branch's cost per matching row), then walks the index for every filter at
+ * 40, 80 and 160 candidates ({@link CANDIDATE_STEPS}), each walk at the tenant's
+ * `ef_search` scaled by the filter's selectivity as searches run it. At each scale the exact
+ * threshold is the largest filter whose exact answer (median) was no slower than its walk — the
+ * measured cost of each branch on this tenant — and at least a quarter of the modelled one; the
+ * first scale at which every selectivity band of the filters above it meets `target` (plus its
+ * sampling margin) is chosen.
+ * When none does, the largest is, and the threshold rises to cover the filters of the bands that
+ * missed (they are scored exactly: recall before speed). The recall of the choice counts searches
+ * at or below the threshold as exact (1).
+ *
+ * ### Examples
+ * ```ts
+ * const { choice } = await tuneFilteredPath(handle, cases, { efSearch: 200, target: 0.98, rows: 30_000, source: 'synthetic', … })
+ * ```
+ */
+export async function tuneFilteredPath(
+  handle: TenantStore,
+  cases: readonly FilteredSearchCase[],
+  tenant: {
+    efSearch: number
+    target: number
+    rows: number
+    source: 'recent' | 'synthetic'
+    searchP50Ms: number | null
+    exactP50Ms: number | null
+  },
+): Promise<FilterTuningReport> {
+  const filters = await measureExact(handle, cases)
+  const all = filters.flatMap((f) => f.searches)
+  const exactCost = fitExactCost(filters)
+  const exactMsPerRow = exactCost?.perRowMs ?? null
+  const floor = Math.floor((modelExactBelow({ ...tenant, rowsAtTuning: tenant.rows }) ?? 1000) / 4)
+  const walked = filters.filter((f) => f.matching > floor)
+  const tried: FilterTuningReport['tried'] = []
+  let pick: { candidates: number; exactBelow: number; walkP50Ms: number | null; walks: Map<MeasuredFilter, RecallCount[]> } | undefined
+  for (const candidates of CANDIDATE_STEPS) {
+    const { walks, ms, walkMs } = await measureWalks(handle, walked, candidates)
+    const walkP50Ms = ms.length ? percentile(ms, 50) : null
+    // Where the exact branch costs no more than the walk: the largest filter whose exact answer was as fast as its walk.
+    const costBelow = Math.max(
+      floor,
+      ...walked.filter((f) => median(f.searches.map((x) => x.exactMs)) <= median(walkMs.get(f)!)).map((f) => f.matching),
+    )
+    const bands = bandRecalls(walked, walks, costBelow, tenant.rows)
+    tried.push({ candidates, walkP50Ms, exactBelow: costBelow, bands })
+    // Each band held to the target plus the 95% sampling margin of its results (as the unfiltered tuning is).
+    const missed = bands.filter((b) => b.recall < withMargin(tenant.target, b.searches * 10))
+    const exactBelow = Math.max(
+      costBelow,
+      ...walked.filter((f) => missed.some((b) => inBand(f, b.below, tenant.rows))).map((f) => f.matching),
+    )
+    pick = { candidates, exactBelow, walkP50Ms, walks }
+    if (missed.length === 0) break
+  }
+  const counts = filters.flatMap((f) =>
+    // A filter at or below the threshold takes the exact branch: each of its searches a full hit.
+    !pick || f.matching <= pick.exactBelow ? f.searches.map((s) => countRecall(s.truth, s.truth)) : (pick.walks.get(f) ?? []),
+  )
+  const choice: FilterTuning = {
+    candidates: pick?.candidates ?? CANDIDATE_STEPS[0],
+    exactBelow: Math.max(1, pick?.exactBelow ?? floor),
+    source: tenant.source,
+    filters: filters.length,
+    queries: all.length,
+    recall: counts.length ? recallOf(counts).recall : null,
+    walkP50Ms: pick?.walkP50Ms ?? null,
+    exactMsPerRow,
+  }
+  return { choice, tried }
+}
+
+/** The exact branch's cost: a fixed part and a part per matching row, fitted (least squares) over the filters' exact searches. */
+interface ExactCost {
+  fixedMs: number
+  perRowMs: number
+}
+
+/**
+ * Fits the exact branch's time as `fixedMs + perRowMs × matching rows` over every measured exact
+ * search (each filter's median); undefined with fewer than two distinct sizes or a slope ≤ 0.
+ */
+export function fitExactCost(
+  filters: ReadonlyArray<{ matching: number; searches: ReadonlyArray<{ exactMs: number }> }>,
+): ExactCost | undefined {
+  const points = filters.map((f) => ({
+    x: f.matching,
+    y: percentile(
+      f.searches.map((s) => s.exactMs),
+      50,
+    ),
+  }))
+  if (new Set(points.map((p) => p.x)).size < 2) return undefined
+  const mx = points.reduce((a, p) => a + p.x, 0) / points.length
+  const my = points.reduce((a, p) => a + p.y, 0) / points.length
+  const sxx = points.reduce((a, p) => a + (p.x - mx) ** 2, 0)
+  const slope = points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0) / sxx
+  if (!(slope > 0)) return undefined
+  return { fixedMs: Math.max(0, my - slope * mx), perRowMs: slope }
+}
+
+function median(values: readonly number[]): number {
+  return values.length ? percentile(values, 50) : Infinity
+}
+
+/** `target` plus a one-sided 95% margin for a proportion measured over `results` (as `requiredOnSample`). */
+function withMargin(target: number, results: number): number {
+  if (target >= 1) return 1
+  return Math.min(1, target + 1.645 * Math.sqrt((target * (1 - target)) / Math.max(1, results)))
+}
+
+/** Each distinct filter's matching rows, and the exact answer of each of its searches (timed). */
+async function measureExact(handle: TenantStore, cases: readonly FilteredSearchCase[]): Promise<MeasuredFilter[]> {
+  const byKey = new Map<string, MeasuredFilter>()
+  for (const c of cases) {
+    const key = filterKey(parseFilter(c.filter, 'tuning filter'))
+    let f = byKey.get(key)
+    if (!f) byKey.set(key, (f = { matching: await handle.count(c.filter), searches: [] }))
+    const t0 = performance.now()
+    const truth = await handle.exactSearch(c.embedding, { k: 10, filter: c.filter })
+    f.searches.push({ embedding: c.embedding, filter: c.filter, truth, exactMs: performance.now() - t0 })
+  }
+  return [...byKey.values()].filter((f) => f.matching > 0)
+}
+
+/** The walk (`filterStrategy: 'index'`, no exact fallback, the tenant's tuned `ef_search`) at `candidates` for every search of `filters`: recall counts per filter, and times. */
+async function measureWalks(
+  handle: TenantStore,
+  filters: readonly MeasuredFilter[],
+  candidates: number,
+): Promise<{ walks: Map<MeasuredFilter, RecallCount[]>; ms: number[]; walkMs: Map<MeasuredFilter, number[]> }> {
+  const walks = new Map<MeasuredFilter, RecallCount[]>()
+  const walkMs = new Map<MeasuredFilter, number[]>()
+  const ms: number[] = []
+  for (const f of filters) {
+    const counts: RecallCount[] = []
+    const own: number[] = []
+    walkMs.set(f, own)
+    for (const s of f.searches) {
+      const t0 = performance.now()
+      const got = await handle.search(s.embedding, {
+        k: 10,
+        filter: s.filter,
+        // At the tenant's tuned ef_search (saved before this), scaled by each filter's selectivity as searches are.
+        filterStrategy: 'index',
+        filterCandidates: candidates,
+        exactFallback: false,
+      })
+      own.push(performance.now() - t0)
+      ms.push(own.at(-1)!)
+      counts.push(countRecall(s.truth, got))
+    }
+    walks.set(f, counts)
+  }
+  return { walks, ms, walkMs }
+}
+
+/** Pooled walk recall per selectivity band, over the filters the walk would serve (matching more than `exactBelow`). */
+function bandRecalls(
+  filters: readonly MeasuredFilter[],
+  walks: ReadonlyMap<MeasuredFilter, RecallCount[]>,
+  exactBelow: number,
+  rows: number,
+): Array<{ below: number; recall: number; searches: number }> {
+  const out: Array<{ below: number; recall: number; searches: number }> = []
+  for (const below of BANDS) {
+    const counts = filters.filter((f) => f.matching > exactBelow && inBand(f, below, rows)).flatMap((f) => walks.get(f) ?? [])
+    if (counts.length) out.push({ below, recall: recallOf(counts).recall, searches: counts.length })
+  }
+  return out
+}
+
+/** Whether a filter's selectivity falls in the band that ends at `below` (bands are consecutive). */
+function inBand(f: MeasuredFilter, below: number, rows: number): boolean {
+  const share = f.matching / Math.max(1, rows)
+  const i = BANDS.indexOf(below as (typeof BANDS)[number])
+  return share < below && (i === 0 || share >= BANDS[i - 1]!)
+}
