@@ -2,10 +2,13 @@ import { Command, InvalidArgumentError as CommanderInvalidArgument } from 'comma
 import { parseMix, type LoadOperation } from '../bench/rag/load/ladder-analysis.js'
 import { LOAD_SHAPE_NAMES, LOAD_SHAPES, type LoadShapeName } from '../bench/rag/load/load-shapes.js'
 import { writeFileSync } from 'node:fs'
-import { ladderChart } from '../bench/rag/load/ladder-chart.js'
-import { renderLoadReport } from '../bench/rag/load/render-load-report.js'
+import { ladderChart } from '../bench/rag/load/report/ladder-chart.js'
+import { renderLoadReport } from '../bench/rag/load/report/render-load-report.js'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { LOAD_SCHEMA, runLoadBench, type LoadBenchConfig } from '../bench/rag/load/run-load-bench.js'
+import type { ReplicaBenchConfig } from '../bench/rag/load/replicas/replica-run.js'
+import { provision, type ProvisionedDatabase } from '../src/index.js'
+import { redactUrl } from '../src/bench-kit.js'
 import {
   addCommonOptions,
   ascendingIntList,
@@ -39,6 +42,12 @@ interface LoadCliOptions extends CommonOptions {
   breakpointMaxClients: number
   soakMaxGrowth: number
   plot?: string
+  replicas?: number
+  pauseReplay: boolean
+  stopReplica: boolean
+  replicaWaitMs: number
+  replicaMaxLagMs: number
+  replicaTokens: boolean
 }
 
 function mixOption(value: string) {
@@ -62,6 +71,14 @@ function partitionsOption(value: string): number {
   return n
 }
 
+function nonNegativeInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new CommanderInvalidArgument(`${name} must be an integer ≥ 0`)
+    return n
+  }
+}
+
 function positiveNumber(name: string) {
   return (value: string): number => {
     const n = Number(value)
@@ -72,6 +89,10 @@ function positiveNumber(name: string) {
 
 /** Builds the `rag-bench load` command (commander wiring only; the work is in bench/rag/load). */
 export function ragLoadCommand(): Command {
+  return addReplicaOptions(ragLoadBaseCommand())
+}
+
+function ragLoadBaseCommand(): Command {
   return addCommonOptions(
     new Command('rag-bench load')
       .description(
@@ -130,6 +151,65 @@ export function ragLoadCommand(): Command {
   )
 }
 
+/** The `--replicas` options (a separate step: the command's chain stays readable). */
+function addReplicaOptions(command: Command): Command {
+  return command
+    .option(
+      '--replicas <n>',
+      'read replicas: the ladder side by side on the primary alone and through 1..N streaming standbys (--db local starts them), every answer checked for read-your-writes; before it a routing probe, after it searches only per arm, a lagging step (replay paused on every standby) and a stopped standby (--shape load only)',
+      positiveInt('--replicas', 8),
+    )
+    .option('--no-pause-replay', 'with --replicas: no lagging step (replay paused on every standby mid-step)')
+    .option('--no-stop-replica', 'with --replicas: no step with replica 1 stopped and restarted')
+    .option(
+      '--replica-wait-ms <ms>',
+      "with --replicas: how long a read waits for a replica to replay its tenant's writes before the primary",
+      nonNegativeInt('--replica-wait-ms'),
+      200,
+    )
+    .option(
+      '--replica-max-lag-ms <ms>',
+      'with --replicas: a replica lagging more than this serves no read',
+      nonNegativeInt('--replica-max-lag-ms'),
+      10_000,
+    )
+    .option(
+      '--no-replica-tokens',
+      'with --replicas: do not carry writes across client threads (shows what the verifier catches: stale reads)',
+    )
+}
+
+/** The replica part of the config, or a usage error (exit 2) where `--replicas` cannot run. */
+function replicaConfig(o: LoadCliOptions): ReplicaBenchConfig | undefined {
+  if (o.replicas === undefined) return undefined
+  if (o.pg || o.db !== 'local' || o.citusWorkers !== undefined || o.shape !== 'load' || o.soak !== undefined)
+    throw Object.assign(
+      new Error(
+        '--replicas needs --db local (the local provider starts the primary and its streaming standbys) and --shape load, without --pg, --citus-workers or --soak',
+      ),
+      {
+        exitCode: 2,
+      },
+    )
+  return {
+    count: o.replicas,
+    pauseReplay: o.pauseReplay,
+    stopReplica: o.stopReplica,
+    tokens: o.replicaTokens,
+    options: { waitMs: o.replicaWaitMs, maxLagMs: o.replicaMaxLagMs },
+  }
+}
+
+/** The local provider with `count` streaming standbys; says where it runs (stderr). */
+async function provisionWithStandbys(count: number, log: (line: string) => void): Promise<ProvisionedDatabase> {
+  const provisioned = await provision({ provider: 'local', standbys: count })
+  const { info } = provisioned
+  log(
+    `running on ${info.provider} (${redactUrl(provisioned.url ?? '')}) with ${provisioned.standbys?.length ?? 0} streaming standby(s): PostgreSQL ${info.serverVersion}, pgvector ${info.pgvectorVersion}`,
+  )
+  return provisioned
+}
+
 /**
  * Runs `rag-bench load` with `argv` (after `load`); resolves to the exit code: 1 when a row was
  * wrong, the smoke check failed or the soak grew past its bound.
@@ -166,10 +246,11 @@ export async function ragLoad(argv: readonly string[]): Promise<number> {
       soakClients: o.soakClients,
       soakMaxGrowthMbPerHour: o.soakMaxGrowth,
       keep: Boolean(o.keep),
+      replicas: replicaConfig(o),
     }
     if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench load] ${line}\n`)
-    const provisioned = await provisionFor(o, log)
+    const provisioned = config.replicas ? await provisionWithStandbys(config.replicas.count, log) : await provisionFor(o, log)
     dropSchemaOnInterrupt(onInterrupt, provisioned, LOAD_SCHEMA, config.keep)
     try {
       const report = await runLoadBench(provisioned, config, log)
@@ -182,4 +263,9 @@ export async function ragLoad(argv: readonly string[]): Promise<number> {
       await provisioned.stop()
     }
   })
+}
+
+// Also runnable on its own: `npx tsx cli/rag-load.ts --help` (the same command as `rag-bench load`).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.exitCode = await ragLoad(process.argv.slice(2))
 }

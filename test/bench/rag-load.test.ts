@@ -2,19 +2,21 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, vi } from 'vitest'
+import pg from 'pg'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ragBench } from '../../cli/rag-bench.js'
-import { connect } from '../../src/index.js'
+import { checkProvider, connect } from '../../src/index.js'
 import { parseMix } from '../../bench/rag/load/ladder-analysis.js'
 import { loadContext, makeLoadInputs } from '../../bench/rag/load/load-inputs.js'
 import { inThisThread, runLoadStep } from '../../bench/rag/load/load-step.js'
 import { LoadWorkers } from '../../bench/rag/load/load-workers.js'
 import { corpusSpec, LOAD_SCHEMA, runShape, seedLoadCorpus, type LoadBenchConfig } from '../../bench/rag/load/run-load-bench.js'
 import type { CorpusTruth } from '../../bench/rag/load/corpus-truth.js'
+import { renderLoadReport } from '../../bench/rag/load/report/render-load-report.js'
 import type { Database, PgVectorStore } from '../../src/index.js'
 import { parseTenantMix, tenantsOf } from '../../bench/rag/tenant-mix.js'
 import { generatorCalls, queryVectors } from '../../bench/synthetic/corpus.js'
-import { itWithServer, itUnless } from '../support/skip.js'
+import { itWithServer, itUnless, NEEDS_SERVER } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 
 /** `rag-bench load` in process on a small corpus against the test database (a server: it needs concurrent connections). */
@@ -308,7 +310,11 @@ describe('rag-bench load', () => {
 
   withServer('a client that cannot get a connection in time is a rejection, not an error', () =>
     withSeededLoad(2, { mix: parseMix('search=1') }, async ({ c, truth }) => {
-      const starved = await connect({ connectionString: t.url!, max: 1, connectionTimeoutMillis: 50 })
+      // Connected with a timeout a busy machine can meet, then starved to 50 ms for the step (pg-pool
+      // reads it at each acquire): a 50 ms timeout on the first connect failed under load.
+      const raw = new pg.Pool({ connectionString: t.url!, max: 1, connectionTimeoutMillis: 10_000 })
+      const starved = await connect(raw)
+      raw.options.connectionTimeoutMillis = 50
       try {
         const { PgVectorStore } = await import('../../src/index.js')
         const store = await PgVectorStore.open(starved, { table: `${LOAD_SCHEMA}.chunks`, dimensions: c.dim })
@@ -323,9 +329,192 @@ describe('rag-bench load', () => {
         expect(step.failures.rejections[0]).toMatch(/timeout/i)
       } finally {
         await starved.close()
+        await raw.end().catch(() => {})
       }
     }),
   )
+})
+
+/**
+ * `rag-bench load --replicas`: the provider starts a primary and streaming standbys of its own
+ * (`--db local`), whatever the run's target; on PGlite runs, and where the local provider is
+ * unavailable, skipped with the reason.
+ */
+const local = checkProvider('local')
+const withStandbys = itUnless(
+  !target.url
+    ? `${NEEDS_SERVER} (and --replicas starts a local primary with standbys)`
+    : !local.available && `needs the local provider to start a primary and streaming standbys: ${local.reason}`,
+)
+/** A brief ladder on its own local primary with one standby: 40 small tenants, so writes land everywhere. */
+const replicaArgs = (out: string, ...more: string[]) => [
+  'load',
+  '--db',
+  'local',
+  '--replicas',
+  '1',
+  '--chunks',
+  '2000',
+  '--tenant-mix',
+  '40x50',
+  '--dim',
+  '16',
+  '--workers',
+  '2',
+  '--warmup',
+  '0.3',
+  '--json',
+  out,
+  ...more,
+]
+
+describe('rag-bench load --replicas', () => {
+  withStandbys(
+    'runs the ladder side by side on the primary and through a standby with every answer verified: routing counts, the lagging and stopped standby, the probe and the targets',
+    async () => {
+      const out = join(dir, 'replicas.json')
+      const args = [
+        '--chunks-per-doc',
+        '10',
+        '--clients',
+        '1,2',
+        '--duration',
+        '3',
+        '--mix',
+        'search=55,filtered=10,hybrid=10,replace=20,delete=5',
+      ]
+      const code = await ragBench(replicaArgs(out, ...args))
+      expect(stderr.join('')).not.toMatch(/rag-bench load: /)
+      expect(code).toBe(0)
+      const report = JSON.parse(readFileSync(out, 'utf8'))
+      expect(Object.keys(report.replicas).sort()).toEqual(
+        [
+          'catchUpSeconds',
+          'comparison',
+          'count',
+          'lagging',
+          'loadAverage',
+          'nodes',
+          'options',
+          'pauseReplay',
+          'readOnly',
+          'readYourWrites',
+          'routingCost',
+          'routingLagMsMax',
+          'runs',
+          'stopReplica',
+          'stoppedReplica',
+          'targets',
+          'tokens',
+        ].sort(),
+      )
+      const r = report.replicas
+      expect(r).toMatchObject({ count: 1, tokens: true, pauseReplay: true, stopReplica: true })
+      expect(r.nodes).toEqual([expect.stringMatching(/^replica 1 \(127\.0\.0\.1:\d+\)$/)])
+      // The steps, in order: the ladder on both arms (the order rotating), searches only per arm, then the faults.
+      expect(r.runs.map((x: { kind: string; replicas: number }) => `${x.kind} ${x.replicas}`)).toEqual([
+        'ladder 0',
+        'ladder 1',
+        'ladder 1',
+        'ladder 0',
+        'read-only 0',
+        'read-only 1',
+        'lagging 1',
+        'stopped 1',
+      ])
+      // Every answer checked against the truth, the caller's latest writes included: 0 wrong, no call failed.
+      expect(report.isolation.wrongRows).toBe(0)
+      expect(report.isolation.rowsChecked).toBe(
+        r.runs.reduce((n: number, x: { step: { rowsChecked: number } }) => n + x.step.rowsChecked, 0),
+      )
+      expect(r.readYourWrites).toMatchObject({ wrongRows: 0, pausedSteps: 1 })
+      expect(r.readYourWrites.operations).toBeGreaterThan(100)
+      expect(r.readYourWrites.tenantsWithTokens).toBeGreaterThan(0)
+      // Side by side: each step on the primary only (no routing) and through the standby (routing counted).
+      expect(r.comparison.map((a: { clients: number; replicas: number }) => [a.clients, a.replicas])).toEqual([
+        [1, 0],
+        [1, 1],
+        [2, 0],
+        [2, 1],
+      ])
+      for (const a of [...r.comparison, ...r.readOnly]) {
+        expect(a).toMatchObject({ wrongRows: 0, failedCalls: 0, throughput: expect.any(Number), searchP50Ms: expect.any(Number) })
+        expect(a.searchP95Ms).toBeGreaterThanOrEqual(a.searchP50Ms)
+        if (a.replicas === 0) expect([a.replicaShare, a.reads, a.toPrimary]).toEqual([null, null, null])
+        else expect(a.reads.primary + a.reads.replicas[0]).toBeGreaterThan(0)
+      }
+      // Searches only, nothing written since the standby caught up: the standby serves them.
+      const [, readOnly] = r.readOnly
+      expect(readOnly).toMatchObject({ kind: 'read-only', replicas: 1, replaceP50Ms: null })
+      expect(readOnly.reads.replicas[0]).toBeGreaterThan(0)
+      // Lagging: replay paused on the standby mid-step; reads of what was written since went to the primary, still right.
+      expect(r.lagging).toMatchObject({ pausedReplicas: [1], row: { wrongRows: 0, failedCalls: 0 } })
+      expect(r.lagging.row.toPrimary.behindWrite).toBeGreaterThan(0)
+      expect(r.lagging.replayLagMsMax[0]).toBeGreaterThan(0)
+      // Stopped: no call failed, the reads went on (to the primary while it was down).
+      expect(r.stoppedReplica).toMatchObject({ replica: 1, failedCalls: 0 })
+      expect(r.stoppedReplica.whileDown.primary).toBeGreaterThan(0)
+      // Every step through the standby reports where its reads went and what the standby's lag was.
+      for (const { step, replicas } of r.runs.filter((x: { replicas: number }) => x.replicas > 0)) {
+        expect(Object.keys(step.replicas)).toEqual(
+          expect.arrayContaining(['reads', 'replicaShare', 'waitedForReplay', 'toPrimary', 'nodes', 'fault']),
+        )
+        expect(step.replicas.nodes).toHaveLength(replicas)
+        expect(step.replicas.nodes[0]).toMatchObject({
+          reads: expect.any(Number),
+          replayLagMsMax: expect.any(Number),
+          failures: expect.any(Number),
+        })
+      }
+      // The routing probe ran on the standby; every target is stated with what was measured.
+      expect(r.routingCost).toMatchObject({
+        searches: expect.any(Number),
+        servedByReplica: 1,
+        positionCheck: { p50Ms: expect.any(Number) },
+      })
+      expect(r.targets.map((t: { met: unknown; measured: unknown }) => [typeof t.met, typeof t.measured])).toEqual(
+        Array(4).fill(['boolean', 'string']),
+      )
+      // The report's steps are the ladder through every standby; the human report shows the arms side by side.
+      expect(report.steps.map((s: { clients: number }) => s.clients)).toEqual([1, 2])
+      expect(renderLoadReport(report)).toMatch(/side by side/)
+    },
+    240_000,
+  )
+
+  withStandbys(
+    'without the tokens carried across threads the verifier sees the stale reads (what read-your-writes prevents)',
+    async () => {
+      const out = join(dir, 'replicas-stale.json')
+      // Two documents per tenant (every answer holds rows of both), half the operations writes,
+      // replay paused on the only standby for half the lagging step: another thread's write is read stale.
+      const args = ['--no-replica-tokens', '--no-stop-replica', '--chunks-per-doc', '25', '--clients', '2', '--duration', '6']
+      const code = await ragBench(replicaArgs(out, ...args, '--mix', 'search=50,replace=40,delete=10'))
+      expect(code).toBe(1)
+      const report = JSON.parse(readFileSync(out, 'utf8'))
+      expect(report.replicas.tokens).toBe(false)
+      expect(report.isolation.wrongRows).toBeGreaterThan(0)
+      const runs: Array<{
+        replicas: number
+        step: { wrongRows: number; wrongSample: Array<{ why: string; owner: string; caller: string }> }
+      }> = report.replicas.runs
+      // Only reads through the standby are stale; the primary-only arm is always right.
+      for (const x of runs) if (x.replicas === 0) expect(x.step.wrongRows).toBe(0)
+      const wrong = runs.flatMap((x) => x.step.wrongSample)
+      expect(wrong.length).toBeGreaterThan(0)
+      for (const w of wrong) {
+        expect(['stale version', 'deleted document']).toContain(w.why)
+        expect(w.owner).toBe(w.caller)
+      }
+    },
+    240_000,
+  )
+
+  it('needs the local provider and the ladder: --replicas with --pg or another shape is a usage error', async () => {
+    expect(await ragBench(['load', '--replicas', '2', '--pg', 'postgres://nobody@127.0.0.1:1/none'])).toBe(2)
+    expect(await ragBench(['load', '--replicas', '1', '--db', 'local', '--shape', 'spike'])).toBe(2)
+    expect(stderr.join('')).toMatch(/--replicas needs --db local/)
+  })
 })
 
 describe('rag-bench load on the embedded database', () => {

@@ -3,7 +3,7 @@ import { seededRandom } from '../../../src/bench-kit.js'
 import { generateCorpus, queryTexts, queryVectors, type CorpusSpec, type TenantSize } from '../../synthetic/corpus.js'
 import { ACL_GROUPS, aclGroup, type CorpusTruth } from './corpus-truth.js'
 import type { LoadOperation } from './ladder-analysis.js'
-import type { LoadContext } from './load-step.js'
+import type { LoadConsistency, LoadContext } from './load-step.js'
 
 /**
  * Everything the clients send, made before the first step: each tenant's query vectors and texts
@@ -75,11 +75,14 @@ export interface LoadContextParts {
   mix: Record<LoadOperation, number>
   /** This thread's random stream (each worker thread its own). */
   seed: string
+  /** With read replicas: how reads carry the load's writes (see {@link LoadConsistency}). */
+  consistency?: LoadConsistency
 }
 
 /**
  * One thread's view of the load: tenants drawn with the corpus's skew (∝ chunks), a pre-made query
- * of the tenant, replacement chunks (pre-made vectors; the document's ACL group kept), ACL filters.
+ * of the tenant, replacement chunks (pre-made vectors; the document's ACL group kept, the write's
+ * version in `metadata.v`), ACL filters.
  *
  * ### Examples
  * ```ts
@@ -102,6 +105,7 @@ export function loadContext(parts: LoadContextParts): LoadContext {
     pool: parts.pool,
     truth: parts.truth,
     mix: parts.mix,
+    consistency: parts.consistency,
     random: () => random.next(),
     pickTenant() {
       const r = random.next() * total
@@ -120,12 +124,12 @@ export function loadContext(parts: LoadContextParts): LoadContext {
       const q = t * perTenant + Math.floor(random.next() * perTenant)
       return { embedding: queries.subarray(q * dim, (q + 1) * dim), text: inputs.queryTexts[q]! }
     },
-    replacement(tenantId, documentId): ChunkInput[] {
+    replacement(tenantId, documentId, version): ChunkInput[] {
       const first = (next++ % REPLACEMENT_DOCUMENTS) * chunksPerDoc
       return Array.from({ length: chunksPerDoc }, (_, i) => ({
         content: `replacement ${i} for ${tenantId}`,
         embedding: replacements.subarray((first + i) * dim, (first + i + 1) * dim),
-        metadata: { owner: tenantId, kind: 'replacement', acl: aclGroup(documentId) },
+        metadata: { owner: tenantId, kind: 'replacement', acl: aclGroup(documentId), v: version },
       }))
     },
     aclFilter() {

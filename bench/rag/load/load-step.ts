@@ -18,10 +18,24 @@ export interface LoadContext {
   pickTenant(): string
   /** A query vector and text of the tenant (made before the first step: no generation inside the clock). */
   query(tenantId: string): { embedding: Embedding; text: string }
-  /** Chunks for a replacement of one document of `tenantId` (pre-made vectors; its ACL group kept). */
-  replacement(tenantId: string, documentId: string): ChunkInput[]
+  /** Chunks for a replacement of one document of `tenantId` (pre-made vectors; its ACL group kept; `version` in `metadata.v`). */
+  replacement(tenantId: string, documentId: string, version: number): ChunkInput[]
   /** An ACL filter of the caller's groups (`{ acl: { $in: [...] } }`) and the groups it allows. */
   aclFilter(): { filter: { acl: { $in: string[] } }; groups: ReadonlySet<string> }
+  /** With read replicas (`--replicas`): how reads carry the load's writes to the replicas; absent otherwise. */
+  consistency?: LoadConsistency
+}
+
+/**
+ * Read-your-writes across the load's threads, as an app carries it across processes: a write
+ * publishes its WAL position for its tenant before the truth counts it done, and a read of the
+ * tenant carries the latest published position as its `consistencyToken`.
+ */
+export interface LoadConsistency {
+  /** What a read of `tenantId` carries (`{ consistencyToken }`), taken after the read's truth stamp. */
+  readOptions(tenantId: string): { consistencyToken?: string }
+  /** After a write of `tenantId` committed, before the truth counts it done: publishes its position. */
+  wrote(tenantId: string): Promise<void>
 }
 
 /** What one step of the ladder measured. */
@@ -64,8 +78,11 @@ export interface ClientsResult {
 
 /** Runs a step's clients: in this thread ({@link inThisThread}) or spread over worker threads. */
 export interface ClientRunner {
-  /** Runs `clients` clients until `measureTo`, measuring from `measureFrom` ({@link truthClock} ms); one result per thread. */
-  run(clients: number, measureFrom: number, measureTo: number): Promise<ClientsResult[]>
+  /**
+   * Runs `clients` clients until `measureTo`, measuring from `measureFrom` ({@link truthClock} ms);
+   * one result per thread. `mix`, when given, replaces the context's mix for this step.
+   */
+  run(clients: number, measureFrom: number, measureTo: number, mix?: Record<LoadOperation, number>): Promise<ClientsResult[]>
 }
 
 const OPS = LOAD_OPERATIONS
@@ -123,7 +140,7 @@ export async function runLoadStep(
  * ```
  */
 export function inThisThread(ctx: LoadContext): ClientRunner {
-  return { run: async (clients, from, to) => [await runClients(ctx, clients, from, to)] }
+  return { run: async (clients, from, to, mix) => [await runClients(mix ? { ...ctx, mix } : ctx, clients, from, to)] }
 }
 
 /**
@@ -209,7 +226,7 @@ async function runClient(ctx: LoadContext, measureFrom: number, measureTo: numbe
     const tenantId = ctx.pickTenant()
     const t0 = truthClock()
     try {
-      await runOperation(ctx, op, tenantId, t0, tally)
+      await runOperation(ctx, op, tenantId, tally)
       const t1 = truthClock()
       if (t0 >= measureFrom && t1 <= measureTo) tally.ms[op].push(t1 - t0)
     } catch (err) {
@@ -224,15 +241,22 @@ async function runClient(ctx: LoadContext, measureFrom: number, measureTo: numbe
   }
 }
 
-async function runOperation(ctx: LoadContext, op: LoadOperation, tenantId: string, startedAt: number, tally: Tally): Promise<void> {
+/**
+ * One operation. A read takes its truth stamp first, then its routing options (the tenant's latest
+ * published write), and its rows are checked against what had ended before the stamp. A write
+ * publishes its position (with replicas) before the truth counts it done.
+ */
+async function runOperation(ctx: LoadContext, op: LoadOperation, tenantId: string, tally: Tally): Promise<void> {
   const tenant = ctx.store.forTenant(tenantId)
   if (op === 'search' || op === 'filtered' || op === 'hybrid') {
+    const startedAt = ctx.truth.now()
+    const routing = ctx.consistency?.readOptions(tenantId)
     const q = ctx.query(tenantId)
     const acl = op === 'filtered' ? ctx.aclFilter() : undefined
     const rows =
       op === 'hybrid'
-        ? await tenant.hybridSearch({ embedding: q.embedding, text: q.text, k: 10 })
-        : await tenant.search(q.embedding, { k: 10, filter: acl?.filter })
+        ? await tenant.hybridSearch({ embedding: q.embedding, text: q.text, k: 10, ...routing })
+        : await tenant.search(q.embedding, { k: 10, filter: acl?.filter, ...routing })
     tally.rowsChecked += rows.length
     const wrong = ctx.truth.check(tenantId, rows, startedAt, acl?.groups)
     tally.wrongCount += wrong.length
@@ -241,14 +265,15 @@ async function runOperation(ctx: LoadContext, op: LoadOperation, tenantId: strin
   }
   const ids = ctx.truth.documentIds(tenantId)
   const documentId = ids[Math.floor(ctx.random() * ids.length)]!
-  ctx.truth.begin(tenantId, documentId)
+  const ticket = ctx.truth.begin(tenantId, documentId)
   let ok = false
   try {
-    if (op === 'replace') await tenant.replaceDocument(documentId, ctx.replacement(tenantId, documentId))
+    if (op === 'replace') await tenant.replaceDocument(documentId, ctx.replacement(tenantId, documentId, ticket.version))
     else await tenant.deleteDocument(documentId)
+    await ctx.consistency?.wrote(tenantId)
     ok = true
   } finally {
-    ctx.truth.end(tenantId, documentId, op, ok)
+    ctx.truth.end(tenantId, documentId, op, ok, ticket)
   }
 }
 

@@ -1,9 +1,11 @@
 import type { Worker } from 'node:worker_threads'
+import type { ReplicaStats } from '../../../src/index.js'
 import { startWorker } from '../../workers/start-worker.js'
 import type { SharedTruth } from './corpus-truth.js'
 import type { LoadOperation } from './ladder-analysis.js'
 import type { LoadInputs } from './load-inputs.js'
 import type { ClientRunner, ClientsResult } from './load-step.js'
+import type { WorkerReplicas } from './replicas/worker-store.js'
 
 /** What every load worker thread starts from (`workerData`). */
 export interface LoadWorkerData {
@@ -20,12 +22,21 @@ export interface LoadWorkerData {
   /** Its own pool's size: the most clients it runs in a step. */
   connections: number
   connectionTimeoutMillis: number
+  /** With `--replicas`: the standbys its reads are routed to, and the shared write positions. */
+  replicas?: WorkerReplicas
 }
 
 /** Messages between the bench and a load worker. */
-export type ToWorker = { type: 'step'; clients: number; measureFrom: number; measureTo: number } | { type: 'close' }
+export type ToWorker =
+  | { type: 'step'; clients: number; measureFrom: number; measureTo: number; mix?: Record<LoadOperation, number> }
+  | { type: 'stats' }
+  | { type: 'close' }
 export type FromWorker =
-  { type: 'ready' } | { type: 'done'; result: ClientsResult } | { type: 'failed'; message: string } | { type: 'closed' }
+  | { type: 'ready' }
+  | { type: 'done'; result: ClientsResult }
+  | { type: 'stats'; stats: ReplicaStats | null }
+  | { type: 'failed'; message: string }
+  | { type: 'closed' }
 
 /** How `workers` threads share a step of `clients` clients: as evenly as they can, the first ones one more. */
 export function clientsPerWorker(clients: number, workers: number): number[] {
@@ -74,14 +85,25 @@ export class LoadWorkers implements ClientRunner {
     return this.#workers.length
   }
 
-  async run(clients: number, measureFrom: number, measureTo: number): Promise<ClientsResult[]> {
+  async run(clients: number, measureFrom: number, measureTo: number, mix?: Record<LoadOperation, number>): Promise<ClientsResult[]> {
     const shares = clientsPerWorker(clients, this.#workers.length)
     return Promise.all(
       shares.map(async (n, i) => {
         const worker = this.#workers[i]!
         const done = reply(worker, 'done')
-        worker.postMessage({ type: 'step', clients: n, measureFrom, measureTo } satisfies ToWorker)
+        worker.postMessage({ type: 'step', clients: n, measureFrom, measureTo, mix } satisfies ToWorker)
         return ((await done) as Extract<FromWorker, { type: 'done' }>).result
+      }),
+    )
+  }
+
+  /** Each thread's replica routing counts since it started (`null` for a thread without replicas); answered between operations, mid-step too. */
+  async routingStats(): Promise<Array<ReplicaStats | null>> {
+    return Promise.all(
+      this.#workers.map(async (worker) => {
+        const answer = reply(worker, 'stats')
+        worker.postMessage({ type: 'stats' } satisfies ToWorker)
+        return ((await answer) as Extract<FromWorker, { type: 'stats' }>).stats
       }),
     )
   }

@@ -3,7 +3,7 @@ import { connect, PgVectorStore, type Database, type IngestRow, type Provisioned
 import { countRecall, recallOf } from '../../../src/bench-kit.js'
 import { machineInfo, type MachineInfo } from '../../report/machine.js'
 import { generateCorpus, type CorpusSpec, type TenantSize } from '../../synthetic/corpus.js'
-import { aclGroup, CorpusTruth, truthClock } from './corpus-truth.js'
+import { aclGroup, CorpusTruth } from './corpus-truth.js'
 import { findSaturation, ladderVerdict, type LadderVerdict, type LoadOperation } from './ladder-analysis.js'
 import { loadContext, makeLoadInputs, type LoadInputs } from './load-inputs.js'
 import { plainSearchBaseline, type PlainBaseline } from './plain-baseline.js'
@@ -11,6 +11,10 @@ import { LOAD_SHAPES, spikeOutcome, type LoadPhase, type LoadShapeName, type Sha
 import { runLoadStep, type ClientRunner, type LoadContext, type LoadStep } from './load-step.js'
 import { clientsPerWorker, LoadWorkers } from './load-workers.js'
 import { runSoak, type SoakReport } from './soak.js'
+import { ReplicaRun, type ReplicaBenchConfig } from './replicas/replica-run.js'
+import type { ReplicaBenchReport } from './replicas/replica-report.js'
+import { PAUSE_WINDOW, STOP_WINDOW, type ReplicaStepReport } from './replicas/replica-steps.js'
+import type { WorkerReplicas } from './replicas/worker-store.js'
 
 /** Parameters of `rag-bench load`. */
 export interface LoadBenchConfig {
@@ -39,10 +43,12 @@ export interface LoadBenchConfig {
   /** RSS growth per hour (MB) the soak fails above. */
   soakMaxGrowthMbPerHour: number
   keep: boolean
+  /** `--replicas N`: the searches spread over N standbys of the primary (the local provider's). */
+  replicas?: ReplicaBenchConfig
 }
 
-/** A step as the report lists it: which phase of the shape it was. */
-export type ShapedStep = LoadStep & { phase: LoadPhase['phase'] }
+/** A step as the report lists it: which phase of the shape it was (and with replicas, where its reads went). */
+export type ShapedStep = LoadStep & { phase: LoadPhase['phase']; replicas?: ReplicaStepReport }
 
 /** What `rag-bench load --json` writes. */
 export interface LoadBenchReport {
@@ -67,7 +73,17 @@ export interface LoadBenchReport {
   isolation: { rowsChecked: number; wrongRows: number }
   warnings: string[]
   soak?: SoakReport
+  /** With `--replicas`: routing per step is in `steps[].replicas`; the run's probe, read-only step, stopped replica and targets here. */
+  replicas?: ReplicaBenchReport
   process: { peakRssMB: number }
+}
+
+/** What the load after the smoke check produced. */
+interface LoadRun {
+  baseline: PlainBaseline | null
+  steps: ShapedStep[]
+  soak?: SoakReport
+  replicas?: ReplicaBenchReport
 }
 
 export const LOAD_SCHEMA = 'pgscale_rag_load'
@@ -98,27 +114,76 @@ export async function runLoadBench(
     const inputs = makeLoadInputs({ ...corpusSpec(c), chunksPerDoc: c.chunksPerDoc })
     const ctx = loadContext({ store, pool: { db: pool, connections: 4 }, truth, inputs, mix: c.mix, seed: `${c.seed}:load` })
     const smoke = await smokeCheck(store, truth, ctx, log)
-    let steps: ShapedStep[] = []
-    let soak: SoakReport | undefined
-    let baseline: PlainBaseline | null = null
-    if (smoke.passed) {
-      baseline = await plainSearchBaseline(ctx, 1000)
-      log(
-        `baseline: a plain loop of store.search: p50 ${baseline.p50Ms.toFixed(2)} ms, p95 ${baseline.p95Ms.toFixed(2)} ms (${baseline.searches} searches)`,
-      )
-      const workers = await startLoadWorkers(url, store, truth, inputs, c, log)
-      try {
-        ;({ steps, soak } = await runShape(workers, provisioned.db, c, log))
-      } finally {
-        await workers.close()
-      }
-    }
-    const report = buildReport(provisioned.info, c, seeding, smoke, baseline, steps, soak)
+    const run: LoadRun = smoke.passed
+      ? await runLoad(provisioned, { pool, store, truth, inputs, ctx }, c, log)
+      : { baseline: null, steps: [] }
+    const report = buildReport(provisioned.info, c, seeding, smoke, run)
     if (!c.keep) await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(provisioned.db)
     return report
   } finally {
     await pool.close()
   }
+}
+
+/**
+ * After the smoke check: the baseline, then the shape on the worker threads — or with `--replicas`
+ * the replica run (its probe, the arms side by side on the ladder, the fault and read-only steps).
+ */
+async function runLoad(
+  provisioned: ProvisionedDatabase,
+  seeded: { pool: Database; store: PgVectorStore; truth: CorpusTruth; inputs: LoadInputs; ctx: LoadContext },
+  c: LoadBenchConfig,
+  log: (line: string) => void,
+): Promise<LoadRun> {
+  const baseline = await plainSearchBaseline(seeded.ctx, 1000)
+  log(
+    `baseline: a plain loop of store.search: p50 ${baseline.p50Ms.toFixed(2)} ms, p95 ${baseline.p95Ms.toFixed(2)} ms (${baseline.searches} searches)`,
+  )
+  const start = (replicas?: WorkerReplicas) =>
+    startLoadWorkers(provisioned.url!, seeded.store, seeded.truth, seeded.inputs, c, log, replicas)
+  if (c.replicas) {
+    const replicaRun = await startReplicaRun(provisioned, seeded, c, c.replicas, start, log)
+    try {
+      const { steps, report } = await replicaRun.run({ clients: c.clients, seconds: c.seconds, warmupSeconds: c.warmupSeconds })
+      return { baseline, steps: steps.map((s) => ({ ...s, phase: 'step' as const })), replicas: report }
+    } finally {
+      await replicaRun.close()
+    }
+  }
+  const workers = await start()
+  try {
+    return { baseline, ...(await runShape(workers, provisioned.db, c, log)) }
+  } finally {
+    await workers.close()
+  }
+}
+
+/** The replica run of `--replicas`: its standbys, its routing probe on 1,000 of the load's own searches (after 100 untimed). */
+function startReplicaRun(
+  provisioned: ProvisionedDatabase,
+  seeded: { pool: Database; inputs: LoadInputs; ctx: LoadContext },
+  c: LoadBenchConfig,
+  replicas: ReplicaBenchConfig,
+  startWorkers: (replicas?: WorkerReplicas) => Promise<LoadWorkers>,
+  log: (line: string) => void,
+): Promise<ReplicaRun> {
+  const draws = Array.from({ length: 1100 }, () => {
+    const tenantId = seeded.ctx.pickTenant()
+    return { tenantId, embedding: seeded.ctx.query(tenantId).embedding }
+  })
+  return ReplicaRun.start({
+    provisioned,
+    config: replicas,
+    tenantIds: seeded.inputs.tenants.map((t) => t.id),
+    table: `${LOAD_SCHEMA}.chunks`,
+    dimensions: c.dim,
+    partitions: c.partitions,
+    primary: seeded.pool,
+    observer: provisioned.db,
+    draws,
+    startWorkers,
+    log,
+  })
 }
 
 /** The settings every shape is built from. */
@@ -149,6 +214,7 @@ async function startLoadWorkers(
   inputs: LoadInputs,
   c: LoadBenchConfig,
   log: (line: string) => void,
+  replicas?: WorkerReplicas,
 ): Promise<LoadWorkers> {
   const most = mostClients(c)
   const count = Math.min(c.workers, most)
@@ -166,6 +232,7 @@ async function startLoadWorkers(
     seed: `${c.seed}:load:w${i}`,
     connections,
     connectionTimeoutMillis: 10_000,
+    ...(replicas ? { replicas } : {}),
   }))
 }
 
@@ -188,7 +255,7 @@ export async function runShape(
   const settings = shapeSettings(c)
   const phases = LOAD_SHAPES[c.shape].phases(settings)
   let soak: SoakReport | undefined
-  const runPhase = async (p: LoadPhase): Promise<ShapedStep> => {
+  const measure = async (p: LoadPhase): Promise<LoadStep> => {
     if (p.phase === 'soak') {
       const soaked = await runSoak(
         runner,
@@ -198,11 +265,12 @@ export async function runShape(
         log,
       )
       soak = soaked.soak
-      return { ...soaked.step, phase: 'soak' }
+      return soaked.step
     }
     log(`${p.phase} ${p.clients} client(s): ${p.warmupSeconds} s warm-up + ${p.seconds} s`)
-    return { ...(await runLoadStep(runner, observer, p.clients, p.seconds, p.warmupSeconds)), phase: p.phase }
+    return runLoadStep(runner, observer, p.clients, p.seconds, p.warmupSeconds)
   }
+  const runPhase = async (p: LoadPhase): Promise<ShapedStep> => ({ ...(await measure(p)), phase: p.phase })
   for (let next = phases.next(); !next.done;) {
     const step = await runPhase(next.value)
     steps.push(step)
@@ -243,7 +311,7 @@ export async function seedLoadCorpus(observer: Database, pool: Database, c: Load
   function* owned(): Generator<IngestRow> {
     for (const row of generateCorpus(spec)) {
       truth.seed(row.tenantId, row.documentId)
-      yield { ...row, metadata: { ...row.metadata, owner: row.tenantId, acl: aclGroup(row.documentId) } }
+      yield { ...row, metadata: { ...row.metadata, owner: row.tenantId, acl: aclGroup(row.documentId), v: 0 } }
     }
   }
   log(`seeding ${c.chunks.toLocaleString('en-US')} chunks (${c.tenants.length} tenants, ${c.mixLabel}, dim ${c.dim})`)
@@ -289,7 +357,7 @@ async function smokeCheck(store: PgVectorStore, truth: CorpusTruth, ctx: LoadCon
     const tenantId = ctx.pickTenant()
     const { embedding } = ctx.query(tenantId)
     const tenant = store.forTenant(tenantId)
-    const startedAt = truthClock()
+    const startedAt = truth.now()
     const got = await tenant.search(embedding, { k: 10 })
     const exact = await tenant.exactSearch(embedding, { k: 10 })
     wrongRows += truth.check(tenantId, got, startedAt).length
@@ -308,10 +376,9 @@ function buildReport(
   c: LoadBenchConfig,
   seeding: LoadBenchReport['seeding'],
   smoke: LoadBenchReport['smoke'],
-  baseline: PlainBaseline | null,
-  steps: ShapedStep[],
-  soak: SoakReport | undefined,
+  run: LoadRun,
 ): LoadBenchReport {
+  const { baseline, steps, soak } = run
   const { tenants, ...rest } = c
   // Throughput against clients means something only where the clients only grow.
   const saturated = c.shape === 'load' || c.shape === 'breakpoint' ? findSaturation(steps.filter((s) => s.phase !== 'soak')) : undefined
@@ -333,7 +400,7 @@ function buildReport(
     machine: machineInfo(),
     server,
     config: { ...rest, tenantCount: tenants.length, largestTenant: Math.max(...tenants.map((t) => t.chunks)) },
-    method: `${c.shape}: ${LOAD_SHAPES[c.shape].describe}. The clients run on min(N, ${c.workers}) worker threads of one Node process, each thread with its own pg pool and store (a step of N clients: ${clientsPerWorker(8, c.workers).join('/')} for 8), all inputs made before the first step and shared; each client loops: an operation drawn from the mix, a tenant with probability ∝ its chunks; search/hybrid k=10 through the store (tuned per tenant by optimize()), filtered = search k=10 under an ACL filter { acl: { $in: [2 of 8 groups] } } (metadata index on acl; every row also checked to be in the groups), replace = replaceDocument of ${c.chunksPerDoc} pre-made chunks, delete = deleteDocument of a random document of the tenant (replaced again later); latencies of operations that started after the warm-up and ended inside the step; every returned row checked against a truth the threads share: metadata.owner is the caller, the document is one the caller holds (or held while the search ran); CPU per client thread from /proc/thread-self/stat; database view: pg_stat_database deltas over the step (each client connection publishes its counters first), wait events of active client backends sampled every 200 ms`,
+    method: `${c.shape}: ${LOAD_SHAPES[c.shape].describe}. The clients run on min(N, ${c.workers}) worker threads of one Node process, each thread with its own pg pool and store (a step of N clients: ${clientsPerWorker(8, c.workers).join('/')} for 8), all inputs made before the first step and shared; each client loops: an operation drawn from the mix, a tenant with probability ∝ its chunks; search/hybrid k=10 through the store (tuned per tenant by optimize()), filtered = search k=10 under an ACL filter { acl: { $in: [2 of 8 groups] } } (metadata index on acl; every row also checked to be in the groups), replace = replaceDocument of ${c.chunksPerDoc} pre-made chunks, delete = deleteDocument of a random document of the tenant (replaced again later); latencies of operations that started after the warm-up and ended inside the step; every returned row checked against a truth the threads share: metadata.owner is the caller, the document is one the caller holds (or held while the search ran), and the row is no older than its document's last write that ended before the read started (metadata.v, the write's version: a stale read is a wrong row); CPU per client thread from /proc/thread-self/stat; database view: pg_stat_database deltas over the step (each client connection publishes its counters first), wait events of active client backends sampled every 200 ms${c.replicas ? `. ${replicaMethod(c.replicas)}` : ''}`,
     seeding,
     smoke,
     baseline,
@@ -342,12 +409,36 @@ function buildReport(
     ...ladderVerdict(verdictSteps, c.maxP95Ms),
     saturates: saturated ? { clients: saturated.clients, throughput: saturated.throughput } : null,
     spike: c.shape === 'spike' ? spikeOutcome(steps) : null,
-    isolation: {
-      rowsChecked: steps.reduce((s, x) => s + x.rowsChecked, 0),
-      wrongRows: steps.reduce((s, x) => s + x.wrongRows, 0),
-    },
+    // With replicas: every step of every arm (the primary-only arm's too), the fault and read-only steps.
+    isolation: isolationOf(run.replicas ? run.replicas.runs.map((r) => r.step) : steps),
     warnings,
     soak,
+    ...(run.replicas ? { replicas: run.replicas } : {}),
     process: { peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024) },
   }
+}
+
+function isolationOf(steps: ReadonlyArray<{ rowsChecked: number; wrongRows: number }>): LoadBenchReport['isolation'] {
+  return { rowsChecked: steps.reduce((s, x) => s + x.rowsChecked, 0), wrongRows: steps.reduce((s, x) => s + x.wrongRows, 0) }
+}
+
+/** How the load reads from replicas, for the report's `method`. */
+function replicaMethod(r: ReplicaBenchConfig): string {
+  const o = r.options
+  const arms = Array.from({ length: r.count + 1 }, (_, k) => (k === 0 ? 'the primary only' : `${k} standby(s)`)).join(', ')
+  return (
+    `Replicas: ${r.count} streaming standby(s) of the primary (pg_basebackup -R, hot standby, on the same machine). ` +
+    `The ladder runs side by side on ${r.count + 1} arms — ${arms} — each arm its own client threads (same count, same mix, same inputs), each --clients step run on every arm one after the other (the order rotating from step to step), no fault in these steps; ` +
+    'before each step through standbys they replay everything the primary has (a step starts from standbys in step with the primary). ' +
+    `A thread reading through k standbys has a pool on each and a ReplicaSet over them (waitMs ${o.waitMs ?? 200}, maxLagMs ${o.maxLagMs ?? 10_000}, library defaults otherwise) handed to its store: its searches, filtered searches and hybrid searches go to a replica that has replayed the tenant's writes, else wait, else the primary; ` +
+    (r.tokens
+      ? "after each write its thread publishes the store's consistency token (the WAL position noted after the commit) in a per-tenant slot every thread shares (largest kept), before the truth counts the write done; every read takes its truth stamp, then carries the tenant's latest position as consistencyToken — so the truth check is read-your-writes across threads; "
+      : "tokens NOT carried across threads (each thread's set knows only its own writes): what the verifier catches is what the tokens prevent; ") +
+    'after the ladder, at the most clients: per arm a step of searches only (no write in flight); then through all the standbys ' +
+    `${r.pauseReplay ? `the lagging case (replay paused on every standby from ${PAUSE_WINDOW.from * 100}% to ${PAUSE_WINDOW.to * 100}% of the measured window, then resumed); ` : ''}` +
+    `${r.stopReplica ? `a stopped standby (replica 1 stopped at ${STOP_WINDOW.from * 100}% of the window, restarted at ${STOP_WINDOW.to * 100}%). ` : ''}` +
+    "Per routed step the threads' routing counts (read at the start and end of the measured window) and each standby's replay lag sampled every 100 ms from the main thread; " +
+    'before the ladder a routing probe: the same searches straight on replica 1 and through a ReplicaSet over it, interleaved, and the WAL check alone. ' +
+    "The standbys run on the same machine as the primary and the clients, sharing its cores: a search on a standby takes CPU the primary would have used, so they add no throughput here; the run measures correctness and the routing's cost"
+  )
 }

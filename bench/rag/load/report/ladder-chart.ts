@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite'
-import type { LoadBenchReport } from './run-load-bench.js'
+import type { LoadBenchReport } from '../run-load-bench.js'
 
 /**
  * The ladder (or any shape's steps, in order) as a Vega-Lite spec: throughput (bars, left axis) and

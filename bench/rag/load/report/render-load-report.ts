@@ -1,10 +1,11 @@
-import type { LoadBenchReport } from './run-load-bench.js'
+import type { LoadBenchReport } from '../run-load-bench.js'
+import { replicaLines } from '../replicas/replica-report.js'
 
 const pad = (s: string | number, n: number) => String(s).padStart(n)
 
 /**
  * The human report of `rag-bench load`: the ladder per step and operation, the database's view,
- * the break and saturation points, the isolation line, warnings and the soak.
+ * the break and saturation points, the isolation line, the replicas (`--replicas`), warnings and the soak.
  *
  * ### Examples
  * ```ts
@@ -69,7 +70,9 @@ export function renderLoadReport(r: LoadBenchReport): string {
   for (const s of r.steps) {
     for (const f of [...s.failures.errors, ...s.failures.rejections]) lines.push(`  step ${s.clients}: ${f}`)
     for (const w of s.wrongSample)
-      lines.push(`  WRONG at step ${s.clients}: ${w.caller} got ${w.documentId} (owner ${String(w.owner)}): ${w.why}`)
+      lines.push(
+        `  WRONG at step ${s.clients}: ${w.caller} got ${w.documentId} (owner ${String(w.owner)}): ${w.why}${w.versions ? ` (${w.versions})` : ''}`,
+      )
   }
   if (r.soak) {
     const s = r.soak
@@ -78,6 +81,7 @@ export function renderLoadReport(r: LoadBenchReport): string {
         `growth ${s.rssGrowthMbPerHour.toFixed(1)} MB/h over the second half (bound ${s.maxGrowthMbPerHour}) — ${s.passed ? 'passed' : 'FAILED'}`,
     )
   }
+  if (r.replicas) lines.push(...replicaLines(r.replicas))
   for (const w of r.warnings) lines.push(`warning: ${w}`)
   lines.push(`bench process peak RSS: ${r.process.peakRssMB} MB`)
   return lines.join('\n')
