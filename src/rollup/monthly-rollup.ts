@@ -2,6 +2,7 @@ import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely'
 import type { ReplicaSet } from '../replicas/index.js'
 import {
   drain,
+  markDirty,
   read,
   readAcross,
   readAcrossQuery,
@@ -17,6 +18,7 @@ import {
 } from './buckets/index.js'
 import type {
   DrainOptions,
+  MarkDirtyOptions,
   MonthlyRollupConfig,
   ReadAcrossOptions,
   ReadOptions,
@@ -248,6 +250,24 @@ export class MonthlyRollup {
    */
   refreshDirty(db: Kysely<any>, options: RefreshDirtyOptions = {}): Promise<RefreshDirtyResult> {
     return refreshDirty(this.#ctx, db, options)
+  }
+
+  /**
+   * Marks one tenant's buckets holding `at` dirty, in the writer's own transaction: for writes the
+   * triggers do not see (a load with `session_replication_role = replica`, a logical-replication
+   * apply). `refreshDirty` and `read({ fresh })` then treat them like any tracked write. One
+   * statement (on Citus routed to the tenant's shard); the rollup must be tracked.
+   *
+   * ### Examples
+   * ```ts
+   * await db.transaction().execute(async (trx) => {
+   *   await trx.insertInto('expenses').values(rows).execute() // with triggers off for this load
+   *   await rollup.markDirty(trx, { tenantId: 42, at: rows.map((r) => r.paid_at) })
+   * })
+   * ```
+   */
+  markDirty(db: Kysely<any>, options: MarkDirtyOptions): Promise<{ months: number }> {
+    return markDirty(this.#ctx, db, options)
   }
 
   /**

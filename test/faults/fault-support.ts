@@ -45,7 +45,7 @@ export async function terminateWhen(admin: Database, where: string, timeoutMs = 
       where pid <> pg_backend_pid() and datname = current_database() and (${sql.raw(where)})
       limit 1`.execute(admin)
     if (rows[0]) {
-      await sql`select pg_terminate_backend(${rows[0].pid})`.execute(admin)
+      await sql`select pg_terminate_backend(${rows[0].pid}::int)`.execute(admin)
       return rows[0].pid
     }
     await new Promise((r) => setTimeout(r, 20))

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { approxCountDistinct, explain, InvalidArgumentError, MonthlyRollup, rollupTable } from '../../src/index.js'
+import { approxCountDistinct, explain, hasCitusShardNodes, InvalidArgumentError, MonthlyRollup, rollupTable } from '../../src/index.js'
 import { indexesUsed } from '../../src/bench-kit.js'
 import { seedExpenses } from './rollup-fixture.js'
 import { skipBecause } from '../support/skip.js'
@@ -41,14 +41,17 @@ async function truth(o: {
   to: string
   tenants?: number[]
 }) {
-  const month = o.combineMonths ? sql`${`${o.from.slice(0, 7)}..${o.to.slice(0, 7)}`}::text` : sql`to_char(m, 'YYYY-MM')`
-  const keys = [...(o.combineMonths ? [] : [sql`m`]), ...(o.perTenant ? [sql`tenant_id`] : []), ...(o.byCategory ? [sql`category`] : [])]
+  // The month inline, not from a subquery: Citus's planner fails on that shape ("PlaceHolderVar
+  // found where not expected"). The zone as a literal, so that select and group by are one expression.
+  const m = sql`date_trunc('month', paid_at at time zone ${sql.lit(ZONE)})::date`
+  const month = o.combineMonths ? sql`${`${o.from.slice(0, 7)}..${o.to.slice(0, 7)}`}::text` : sql`to_char(${m}, 'YYYY-MM')`
+  const keys = [...(o.combineMonths ? [] : [m]), ...(o.perTenant ? [sql`tenant_id`] : []), ...(o.byCategory ? [sql`category`] : [])]
   const { rows } = await sql<Record<string, unknown>>`
     select ${month} as month${o.perTenant ? sql`, tenant_id::text as tenant_id` : sql``}${o.byCategory ? sql`, category` : sql``},
       sum(amount)::numeric(14,2)::text as total, count(*)::int as count, min(amount)::numeric(14,2)::text as smallest, max(amount)::numeric(14,2)::text as largest
-    from (select *, date_trunc('month', paid_at at time zone ${ZONE})::date as m from expenses where status <> 'cancelled') x
-    where m >= ${o.from}::date and m <= ${o.to}::date ${o.tenants ? sql`and tenant_id = any(${o.tenants}::bigint[])` : sql``}
-    group by ${sql.join(keys.length ? keys : [sql`()`])}`.execute(t.db)
+    from expenses
+    where status <> 'cancelled' and ${m} >= ${o.from}::date and ${m} <= ${o.to}::date ${o.tenants ? sql`and tenant_id = any(${o.tenants}::bigint[])` : sql``}
+    ${keys.length ? sql`group by ${sql.join(keys)}` : sql``}`.execute(t.db)
   return rows
 }
 
@@ -66,6 +69,7 @@ const norm = (rows: ReadonlyArray<Record<string, unknown>>) =>
 beforeAll(async () => {
   await seedExpenses(t.db, { seed: 'across', rows: 8_000, tenants: TENANTS, bigTenantRows: 3_000, months: 12 })
   await target.create(t.db)
+  if (await hasCitusShardNodes(t.db)) await rollup.distribute(t.db) // colocated with expenses (the opt-in Citus run)
   for (let tenantId = 1; tenantId <= TENANTS; tenantId++) await rollup.rebuild(t.db, { tenantId, since: '2020-01-01', until: '2030-12-31' })
   await sql`analyze across_monthly`.execute(t.db)
 })
@@ -110,16 +114,24 @@ describe('readAcross', () => {
     expect(new Set(monthly.map((r) => r.month))).toEqual(new Set(['2025-07', '2025-08', '2025-09']))
   })
 
-  it('fresh: dirty buckets of several tenants aggregated live; without it, the stored rows', async () => {
+  it('fresh: dirty buckets of several tenants aggregated live (on Citus refused, typed); without it, the stored rows', async () => {
     await rollup.track(t.db)
     await sql`insert into expenses (tenant_id, paid_at, category, amount, status) values
       (3, '2025-11-10T18:00:00Z', 'travel', 100, 'paid'), (6, '2025-12-03T18:00:00Z', 'meals', 7.5, 'paid')`.execute(t.db)
-    const fresh = await rollup.readAcross(t.db, { from: '2025-11', to: '2025-12', groupBy: [], fresh: true })
-    expect(norm(fresh)).toEqual(norm(await truth({ from: '2025-11-01', to: '2025-12-01' })))
+    const now = norm(await truth({ from: '2025-11-01', to: '2025-12-01' }))
     const stale = await rollup.readAcross(t.db, { from: '2025-11', to: '2025-12', groupBy: [] })
-    expect(norm(stale)).not.toEqual(norm(fresh))
+    expect(norm(stale)).not.toEqual(now)
+    if (await hasCitusShardNodes(t.db)) {
+      // Citus cannot plan the live aggregate across tenants: refused, typed; the drain, then the read.
+      await expect(rollup.readAcross(t.db, { from: '2025-11', to: '2025-12', groupBy: [], fresh: true })).rejects.toThrow(
+        InvalidArgumentError,
+      )
+    } else {
+      const fresh = await rollup.readAcross(t.db, { from: '2025-11', to: '2025-12', groupBy: [], fresh: true })
+      expect(norm(fresh)).toEqual(now)
+    }
     await rollup.refreshDirty(t.db)
-    expect(norm(await rollup.readAcross(t.db, { from: '2025-11', to: '2025-12', groupBy: [] }))).toEqual(norm(fresh))
+    expect(norm(await rollup.readAcross(t.db, { from: '2025-11', to: '2025-12', groupBy: [] }))).toEqual(now)
   })
 
   it('refuses what it cannot combine or read, before sending anything', async () => {
@@ -143,7 +155,9 @@ describe('readAcross', () => {
       await expect(attempt()).rejects.toBeInstanceOf(InvalidArgumentError)
   })
 
-  it('a narrow range across every tenant reads the month index', async () => {
+  it('a narrow range across every tenant reads the month index', async (ctx) => {
+    if (await hasCitusShardNodes(t.db))
+      return skipBecause(ctx, 'on Citus the plan is the distributed one (each shard plans its own); checked on a single node')
     const plan = await explain(t.db, rollup.readAcrossQuery(t.db, { from: '2025-12', to: '2025-12', groupBy: [] }))
     expect(indexesUsed(plan)).toContain('across_monthly_month')
   })

@@ -8,6 +8,7 @@
 export * from './rollup-context.js' // parts, statements, locks and writes shared by every operation
 export * from './refresh.js' // refreshAt and rebuild
 export * from './tracking.js' // track, untrack, refreshDirty and drain
+export * from './mark-dirty.js' // markDirty: the writer marks buckets the triggers do not see
 export * from './read.js' // read and readQuery
 export * from './rollup-migration-sql.js' // the rollup's DDL as plain SQL
 export * from './read-across.js' // readAcross: admin views across tenants

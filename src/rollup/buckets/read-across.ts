@@ -11,7 +11,8 @@ import type { RollupContext } from './rollup-context.js'
  * from `from` to `to`, the measures combined over tenants (and the groups not kept) by their rules
  * — sums and counts add, min/max, hll sketches unite (never add), t-digests merge; anything else
  * is refused — or per tenant, or the top `n` tenants by a measure. Its own method, never the
- * tenant-scoped path; under row-level security it runs as pgscale's fleet-wide work.
+ * tenant-scoped path; under row-level security it runs as pgscale's fleet-wide work. On Citus,
+ * `fresh` is refused (typed): drain first.
  *
  * ### Examples
  * ```ts
@@ -21,7 +22,15 @@ import type { RollupContext } from './rollup-context.js'
  */
 export async function readAcross(ctx: RollupContext, db: Kysely<any>, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
   const plain = db.withoutPlugins()
-  if (options?.fresh) await ctx.validate(plain)
+  if (options?.fresh) {
+    await ctx.validate(plain)
+    // Citus cannot plan the live aggregate of every tenant's dirty months (a lateral join grouped
+    // without the distribution column): refused before anything runs; drain, then read.
+    if ((await ctx.placement(plain)) === 'citus')
+      throw new InvalidArgumentError(
+        'readAcross({ fresh: true }) is not supported on a Citus-distributed source: run refreshDirty (or drain) first, then readAcross without fresh',
+      )
+  }
   return (await readAcrossQuery(ctx, options).execute(ctx.scoped(plain))).rows
 }
 

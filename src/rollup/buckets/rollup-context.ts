@@ -5,7 +5,7 @@ import { scopedHandle } from '../../db/security/scoped-handle.js'
 import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import { statementTemplate } from '../../sql/statement-template.js'
 import { resolveRollupConfig, type AtKind, type MonthlyRollupConfig, type RollupParts } from '../config/index.js'
-import { checkRollupOnServer } from '../schema/index.js'
+import { checkRollupOnServer, logPlacement, type LogPlacement } from '../schema/index.js'
 import { rebuildStatement, refreshStatement } from '../sql/index.js'
 
 /** The refresh and rebuild statements for one kind of `at` column, compiled once each. */
@@ -32,6 +32,7 @@ export class RollupContext {
   /** The `at` column's kind once the server said it (what a fresh read's month bounds need). */
   atKind: AtKind | undefined
   #fragmentsInlinable: boolean | undefined
+  #placement: Promise<LogPlacement> | undefined
   readonly #statements = new Map<AtKind, BucketStatements>()
 
   constructor(config: MonthlyRollupConfig) {
@@ -63,6 +64,21 @@ export class RollupContext {
       })
     }
     return this.#validated
+  }
+
+  /**
+   * Where the dirty-key log lives (`local`, or distributed with its source on Citus), read once the
+   * first time it succeeds; `fresh` reads it again (what `track` and `untrack` do) and keeps that.
+   */
+  placement(db: Kysely<any>, options: { fresh?: boolean } = {}): Promise<LogPlacement> {
+    if (!this.#placement || options.fresh) {
+      const found = logPlacement(db, this.parts)
+      this.#placement = found
+      found.catch(() => {
+        if (this.#placement === found) this.#placement = undefined
+      })
+    }
+    return this.#placement
   }
 
   /**

@@ -10,8 +10,8 @@ import {
 } from '../config/index.js'
 import { assertMayAlter } from '../../db/security/privileges.js'
 import {
-  assertTrackable,
   claimDirtyKeys,
+  claimDistributedKeys,
   coalesceDirtyKeys,
   forgetRollup,
   pendingDirtyRows,
@@ -37,10 +37,10 @@ export async function track(ctx: RollupContext, db: Kysely<any>): Promise<void> 
   const plain = db.withoutPlugins()
   const parts = { ...ctx.parts, atKind: await ctx.validate(plain) }
   // Tracked already with this definition: the catalog says so, and nothing needs creating.
-  if ((await trackingState(plain, parts)) === 'current') return
+  const placement = await ctx.placement(plain, { fresh: true })
+  if ((await trackingState(plain, parts, placement)) === 'current') return
   await assertMayAlter(plain, parts.source, 'track', 'creates triggers')
-  await assertTrackable(plain, parts)
-  await ctx.ddl(plain, [...trackingDdl(parts), trackingCommentStatement(parts)], (trx) => recordRollup(trx, parts))
+  await ctx.ddl(plain, [...trackingDdl(parts, placement), trackingCommentStatement(parts, placement)], (trx) => recordRollup(trx, parts))
 }
 
 /**
@@ -53,9 +53,10 @@ export async function track(ctx: RollupContext, db: Kysely<any>): Promise<void> 
  */
 export async function untrack(ctx: RollupContext, db: Kysely<any>): Promise<void> {
   const plain = db.withoutPlugins()
-  if ((await trackingState(plain, ctx.parts)) === 'none') return
+  const placement = await ctx.placement(plain, { fresh: true })
+  if ((await trackingState(plain, ctx.parts, placement)) === 'none') return
   await assertMayAlter(plain, ctx.parts.source, 'untrack', 'drops triggers')
-  await ctx.ddl(plain, untrackingDdl(ctx.parts), (trx) => forgetRollup(trx, ctx.parts))
+  await ctx.ddl(plain, untrackingDdl(ctx.parts, placement), (trx) => forgetRollup(trx, ctx.parts))
 }
 
 /**
@@ -103,15 +104,26 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
   const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId)
   const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { rebuild } = ctx.statementsFor(await ctx.validate(plain))
+  const distributed = (await ctx.placement(plain)) === 'citus'
   const run = async (trx: Kysely<any>) => {
-    const keys = await claimDirtyKeys(trx, ctx.parts, { limit, tenantId })
-    await coalesceDirtyKeys(trx, ctx.parts, keys)
+    const keys = distributed
+      ? await claimDistributedKeys(trx, ctx.parts, { limit, tenantId })
+      : await claimDirtyKeys(trx, ctx.parts, { limit, tenantId })
     const byTenant = new Map<string, { tenantId: string | number; months: string[] }>()
     for (const k of keys) {
       const group = byTenant.get(String(k.tenantId)) ?? { tenantId: k.tenantId, months: [] }
       group.months.push(k.month)
       byTenant.set(String(k.tenantId), group)
     }
+    // A distributed log is coalesced one tenant at a time (each statement routed to its shard).
+    if (distributed)
+      for (const group of byTenant.values())
+        await coalesceDirtyKeys(
+          trx,
+          ctx.parts,
+          group.months.map((month) => ({ tenantId: group.tenantId, month })),
+        )
+    else await coalesceDirtyKeys(trx, ctx.parts, keys)
     if (keys.length) await trx.executeQuery(CompiledQuery.raw('SET LOCAL jit = off'))
     for (const group of byTenant.values()) {
       await trx.executeQuery(CompiledQuery.raw(ctx.lockStatement(group.tenantId, group.months)))

@@ -44,6 +44,13 @@ export interface DrainOptions extends RefreshDirtyOptions {
   signal?: AbortSignal
 }
 
+/** Options of {@link MonthlyRollup.markDirty}: one tenant's moments whose buckets a write changed. */
+export interface MarkDirtyOptions {
+  tenantId: string | number
+  /** The source's `at` values the write touched (old and new for an update): Dates or ISO-8601 strings. */
+  at: ReadonlyArray<Date | string>
+}
+
 /** Options of {@link MonthlyRollup.read}. */
 export interface ReadOptions extends ReadConsistency {
   tenantId: string | number

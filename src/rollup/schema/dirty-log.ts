@@ -1,86 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { hasCitusExtension } from '../../db/database.js'
-import { SchemaMismatchError } from '../../errors.js'
-import { sqlTextConstant } from '../../filter/metadata-field.js'
-import { rowSecurityDdl } from '../../db/security/row-security.js'
 import { arrayLiteral } from '../../sql/literal.js'
-import { dirtyKeyNames, type AtKind, type RollupParts } from '../config/index.js'
-
-/** The local month (a `date`) of the `at` value `column` in `zone`, in SQL text (the zone rendered by a proven-safe constant). */
-function monthOfColumn(kind: AtKind, column: string, zone: string): string {
-  if (kind === 'timestamptz') return `date_trunc('month', ${column} at time zone ${sqlTextConstant(zone)})::date`
-  return `date_trunc('month', ${column})::date`
-}
-
-/**
- * The DDL that makes every write to the source mark its `(tenant, local month)` keys dirty in the
- * writer's own transaction: the log (no key, no unique constraint: writers of the same key never
- * wait on each other; a rolled-back write leaves nothing), its index, one plpgsql function and a
- * statement-level trigger per event with transition tables — INSERT (and COPY) marks the new rows'
- * keys, UPDATE the old and the new (a row that moves month or tenant), DELETE the old, TRUNCATE
- * every bucket the rollup holds. Rows the rollup's `where` leaves out are marked too (a
- * conservative mark costs one refresh). The function keeps the `search_path` of the session that
- * tracked (`set search_path from current`): the log and the rollup table resolve as they did for
- * the rollup, whatever the writer's path, and runs as its owner (`security definer`): writers need
- * no right on the log, and a TRUNCATE's marks see every bucket under row-level security.
- * Idempotent (`if not exists`, `create or replace`).
- *
- * ### Examples
- * ```ts
- * for (const statement of trackingDdl({ ...parts, atKind: 'timestamptz' })) await sql.raw(statement).execute(db)
- * ```
- */
-export function trackingDdl(parts: RollupParts): string[] {
-  const n = dirtyKeyNames(parts)
-  const tenant = `"${parts.tenant}"`
-  const at = `"${parts.at}"`
-  const keysOf = (rows: string) =>
-    `select ${tenant}::${parts.target.tenantType}, ${monthOfColumn(parts.atKind, at, parts.zone)} from ${rows} where ${at} is not null and ${tenant} is not null`
-  const mark = (select: string) => `insert into ${n.log} (tenant_id, month) select distinct k.t, k.m from (${select}) as k(t, m);`
-  const body = `
-begin
-  if tg_op = 'INSERT' then
-    ${mark(keysOf('pgscale_new'))}
-  elsif tg_op = 'UPDATE' then
-    ${mark(`${keysOf('pgscale_old')} union all ${keysOf('pgscale_new')}`)}
-  elsif tg_op = 'DELETE' then
-    ${mark(keysOf('pgscale_old'))}
-  else
-    ${mark(`select tenant_id, month from ${parts.target.qualified}`)}
-  end if;
-  return null;
-end`
-  const source = parts.source
-  return [
-    `create table if not exists ${n.log} (tenant_id ${parts.target.tenantType} not null, month date not null, marked_at timestamptz not null default now())`,
-    `create index if not exists "${n.logIndex}" on ${n.log} (tenant_id, month)`,
-    `create index if not exists "${n.logIndex}_at" on ${n.log} (marked_at)`,
-    `create or replace function ${n.fn}() returns trigger language plpgsql security definer set search_path from current as $pgscale_track$${body}$pgscale_track$`,
-    `create or replace trigger "${n.triggers.insert}" after insert on ${source} referencing new table as pgscale_new for each statement execute function ${n.fn}()`,
-    `create or replace trigger "${n.triggers.update}" after update on ${source} referencing old table as pgscale_old new table as pgscale_new for each statement execute function ${n.fn}()`,
-    `create or replace trigger "${n.triggers.delete}" after delete on ${source} referencing old table as pgscale_old for each statement execute function ${n.fn}()`,
-    `create or replace trigger "${n.triggers.truncate}" after truncate on ${source} for each statement execute function ${n.fn}()`,
-    // Under row-level security any write may append to the log (the triggers run as its owner
-    // anyway); reading and claiming keys is scoped like the rollup table.
-    ...(parts.target.isolation === 'rls'
-      ? rowSecurityDdl(n.log, { insert: 'any', textTenant: /^(text|varchar|character varying)/i.test(parts.target.tenantType) })
-      : []),
-  ]
-}
-
-/**
- * The DDL that stops tracking: the triggers and the function go; the log stays, with the keys
- * still pending (a later `track` or `refreshDirty` drains them).
- *
- * ### Examples
- * ```ts
- * for (const statement of untrackingDdl(parts)) await sql.raw(statement).execute(db)
- * ```
- */
-export function untrackingDdl(parts: RollupParts): string[] {
-  const n = dirtyKeyNames(parts)
-  return [...Object.values(n.triggers).map((t) => `drop trigger if exists "${t}" on ${parts.source}`), `drop function if exists ${n.fn}()`]
-}
+import { dirtyKeyNames, type RollupParts } from '../config/index.js'
 
 /** The log rows of one tenant (`true` for all). */
 function ofTenant(parts: RollupParts, tenantId: string | number | undefined): RawBuilder<unknown> {
@@ -94,8 +14,8 @@ export interface DirtyKey {
 }
 
 /**
- * Claims and removes up to `limit` rows of the log — rows another drainer holds are skipped
- * (`FOR UPDATE SKIP LOCKED`) — in the caller's transaction, and returns their distinct keys,
+ * Claims and removes up to `limit` rows of the log (of one tenant, or all) — rows another drainer
+ * holds are skipped (`FOR UPDATE SKIP LOCKED`) — in the caller's transaction, and returns their distinct keys,
  * ordered by tenant and month (the order every drainer locks buckets in). Rolled back with the
  * transaction: a drainer that dies leaves its keys to the next one.
  *
@@ -113,7 +33,7 @@ export async function claimDirtyKeys(
   const byTenant = ofTenant(parts, options.tenantId)
   const { rows } = await sql<{ tenant_id: string | number; month: string }>`
     with claimed as (
-      delete from ${log} where ctid = any(array(
+      delete from ${log} where ${byTenant} and ctid = any(array(
         select ctid from ${log} where ${byTenant} limit ${options.limit} for update skip locked))
       returning tenant_id, month
     )
@@ -163,35 +83,19 @@ export async function pendingDirtyRows(
 export async function coalesceDirtyKeys(trx: Kysely<any>, parts: RollupParts, keys: readonly DirtyKey[]): Promise<number> {
   if (keys.length === 0) return 0
   const log = sql.raw(dirtyKeyNames(parts).log)
+  // One tenant's keys (a distributed log's claims are per tenant): the tenant said outright, so
+  // Citus routes the statement to that tenant's shard.
+  const oneTenant = keys.every((k) => String(k.tenantId) === String(keys[0]!.tenantId))
+  const byTenant = oneTenant ? ofTenant(parts, keys[0]!.tenantId) : sql`true`
   const tenants = sql`${arrayLiteral(keys.map((k) => String(k.tenantId)))}::${sql.raw(parts.target.tenantType)}[]`
   const months = sql`${arrayLiteral(keys.map((k) => k.month))}::date[]`
   const result = await sql`
-    delete from ${log} where ctid = any(array(
+    delete from ${log} where ${byTenant} and ctid = any(array(
       select l.ctid from ${log} l join unnest(${tenants}, ${months}) as k(tenant_id, month)
         on l.tenant_id = k.tenant_id and l.month = k.month
+      where ${oneTenant ? sql`l.tenant_id = ${keys[0]!.tenantId}::${sql.raw(parts.target.tenantType)}` : sql`true`}
       for update of l skip locked))`.execute(trx)
   return Number(result.numAffectedRows ?? 0n)
-}
-
-/**
- * Refuses to track a source Citus distributes: Citus runs no triggers on distributed tables (only
- * with `citus.enable_unsafe_triggers`, and then on the shards, where the coordinator's log is out
- * of reach), so tracking would fail or miss writes. A typed error before anything is created.
- *
- * ### Examples
- * ```ts
- * await assertTrackable(db, parts) // throws SchemaMismatchError on a distributed source
- * ```
- */
-export async function assertTrackable(db: Kysely<any>, parts: RollupParts): Promise<void> {
-  if (!(await hasCitusExtension(db))) return
-  const { rows } = await sql<{ distributed: boolean }>`
-    select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass(${parts.source})) as distributed`.execute(db)
-  if (rows[0]?.distributed)
-    throw new SchemaMismatchError(
-      `rollup.track: ${parts.source} is distributed by Citus, which runs no triggers on distributed tables (with citus.enable_unsafe_triggers ` +
-        `they would run on the shards, where the dirty-key log is out of reach): keep ${parts.source}'s rollup fresh with refreshAt after writes and rebuild`,
-    )
 }
 
 /** The dirty-key log's backlog: rows waiting (counted up to `limit`), and the oldest's age. */
