@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { hasCitusShardNodes, type ProvisionedDatabase } from '../../src/index.js'
+import { type ProvisionedDatabase } from '../../src/index.js'
 import { reportHeader } from '../report/header.js'
 import { buildRollup } from './phases/build.js'
 import { citusRollupPlacement } from './phases/citus.js'
@@ -46,8 +46,7 @@ export async function runRollupBench(
   const covering = await measureCovering(run, [1, typicalId], log)
   const citus = await citusRollupPlacement(run, typicalId)
   let track: RollupBenchReport['track']
-  if (o.track && (await hasCitusShardNodes(db))) log('--track skipped: tracking refuses a Citus-distributed source (docs/rollup.md)')
-  else if (o.track) track = await trackPhase(provisioned, run, o.track, log)
+  if (o.track) track = await trackPhase(provisioned, run, o.track, log)
   const across = o.across ? await acrossPhase(run, log) : undefined
   if (!o.keep) await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
   const report: RollupBenchReport = {
