@@ -40,6 +40,12 @@ export function withDatabase(url: string, database: string): string {
  * it('works', async () => { await sql`select 1`.execute(t.db) })
  * ```
  */
+/**
+ * How long a file's database may take to start or go: an embedded PGlite boots in seconds on a
+ * quiet machine, but with a file per core on 2 busy cores it took over 60 s (whole files failed).
+ */
+const SETUP_TIMEOUT_MS = 180_000
+
 export function useTestDatabase(): TestDatabase {
   const target = testTarget()
   const state: { db?: Database; url?: string; drop?: () => Promise<void> } = {}
@@ -67,12 +73,12 @@ export function useTestDatabase(): TestDatabase {
       await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin)
       await admin.close()
     }
-  }, 60_000)
+  }, SETUP_TIMEOUT_MS)
 
   afterAll(async () => {
     await state.db?.close().catch(() => {})
     await state.drop?.()
-  }, 60_000)
+  }, SETUP_TIMEOUT_MS)
 
   return {
     get db() {
