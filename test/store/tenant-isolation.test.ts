@@ -65,6 +65,17 @@ describe('tenant isolation', () => {
     expect(totals.wrong).toBe(0)
   })
 
+  it('a tenant handle cannot be pointed at another tenant: tenantId is read-only', async () => {
+    const handle = store.forTenant('t0')
+    expect(() => {
+      ;(handle as unknown as { tenantId: string }).tenantId = 't1'
+    }).toThrow(TypeError)
+    expect(handle.tenantId).toBe('t0')
+    const rows = ownRows('t0', await handle.exactSearch(queryVectors(spec, 't0', 1)[0]!, { k: 1000 }))
+    expect(rows.checked).toBeGreaterThan(0)
+    expect(rows.wrong).toBe(0)
+  })
+
   it("deleting a document id shared by every tenant deletes only the caller's", async () => {
     expect(await store.forTenant('t0').deleteDocument('shared-id')).toBe(3)
     const others = await Promise.all(
