@@ -303,6 +303,10 @@ describe('the filtered budget (issue #35)', () => {
     expect(filteredBudget(measured, 10, false)).toEqual({ exactBelow: 3000, candidates: 160 })
     expect(filteredBudget(measured, 20, false)).toEqual({ exactBelow: 3000, candidates: 320 })
     expect(filteredBudget(measured, 10, true)).toEqual({ exactBelow: 3000, candidates: 40 })
+    // Sent filters whose walk missed are named for the exact branch; a call's efSearch drops the tenant's budget.
+    const named = tuned({ filter: { ...measured.filter!, exactFilters: ['{"ct":{"$lt":500}}'] } })
+    expect(filteredBudget(named, 10, false).exactFilters).toEqual(['{"ct":{"$lt":500}}'])
+    expect(filteredBudget(named, 10, true).exactFilters).toBeUndefined()
     // A tenant tuned to the exact path has no walk to budget.
     expect(filteredBudget(tuned({ exact: true, efSearch: null }), 10, false)).toEqual({ exactBelow: 1000, candidates: 40 })
   })

@@ -50,6 +50,11 @@ export interface FilterTuning {
   /** Filtered walk p50 and exact-branch cost per matching row, measured (null: modelled). */
   walkP50Ms: number | null
   exactMsPerRow: number | null
+  /**
+   * Filters (their `filterKey`) of the tenant's sampled searches whose walk missed the target at
+   * the chosen budget: a search with one of them is scored exactly, whatever it matches (at most 50).
+   */
+  exactFilters?: string[]
 }
 
 /** One alternative tuning tried for a tenant, and what came of it. */

@@ -351,6 +351,7 @@ export class TenantStore {
         exactFallback: options.exactFallback !== false,
         includeEmbedding,
         ...(tuned && !tuned.exact ? { tenantRows: tuned.rowsAtTuning } : {}),
+        ...(budget.exactFilters ? { exactFilters: budget.exactFilters } : {}),
       })
     }
     const exact = includeEmbedding ? this.#chunks.chunks.exactSearchWithEmbeddings : this.#sql.exactSearch

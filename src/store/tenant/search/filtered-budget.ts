@@ -24,6 +24,8 @@ export interface FilteredBudget {
   exactBelow: number
   /** Rows the walk takes in index order before the exact re-sort (its `ef_search` is at least this). */
   candidates: number
+  /** Filters (`filterKey`) tuning found the walk misses on: scored exactly. */
+  exactFilters?: readonly string[]
 }
 
 /**
@@ -46,7 +48,8 @@ export function filteredBudget(tuning: TenantTuning | undefined, k: number, call
   const perTen = callSetsEf ? undefined : tuned?.filter?.candidates
   const candidates = Math.min(10_000, Math.max(base, perTen === undefined ? 0 : Math.ceil((perTen * k) / 10)))
   const exactBelow = tuned?.filter?.exactBelow ?? (tuned ? modelExactBelow(tuned) : undefined) ?? DEFAULT_EXACT_BELOW
-  return { exactBelow, candidates }
+  const exactFilters = callSetsEf ? undefined : tuned?.filter?.exactFilters
+  return { exactBelow, candidates, ...(exactFilters?.length ? { exactFilters } : {}) }
 }
 
 /**

@@ -40,6 +40,8 @@ export interface FilteredSearchPlan {
    * {@link walkEfSearch}). Absent: the walk runs at the settings' `ef_search` (raised to the candidates).
    */
   tenantRows?: number
+  /** `auto`: filters (`filterKey`) the tenant's tuning found the walk misses on — scored exactly. */
+  exactFilters?: readonly string[]
 }
 
 /**
@@ -64,6 +66,7 @@ export async function filteredSearch(scope: TenantScope, vector: string, node: F
   if (node.kind === 'const' && !node.value) return []
   if (plan.exactOnly || plan.strategy === 'exact') return exactFiltered(scope, vector, node, k, embeddings)
   const candidates = Math.max(plan.candidates, k)
+  if (plan.strategy === 'auto' && plan.exactFilters?.includes(filterKey(node))) return exactFiltered(scope, vector, node, k, embeddings)
   const key = `${plan.exactBelow}:${filterKey(node)}`
   const verdict = plan.strategy === 'auto' ? scope.verdicts.get(scope.tenantId, key) : 'walk'
   if (verdict === 'exact') return exactFiltered(scope, vector, node, k, embeddings)

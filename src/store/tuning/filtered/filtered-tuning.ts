@@ -14,6 +14,9 @@ export interface FilteredSearchCase {
 /** Candidates (for k = 10) the filtered walk is tried with, in order: its `ef_search` comes from the tenant's tuning, scaled by selectivity. */
 export const CANDIDATE_STEPS = [40, 80, 160] as const
 
+/** Most filters tuning names for the exact branch (each a sent filter whose walk missed the target). */
+const MAX_EXACT_FILTERS = 50
+
 /** Bands of selectivity the filtered searches are judged in (each band must meet the target). */
 const BANDS = [0.01, 0.1, 0.33, Infinity] as const
 
@@ -26,11 +29,15 @@ export interface FilterTuningReport {
     walkP50Ms: number | null
     exactBelow: number
     bands: Array<{ below: number; recall: number; searches: number }>
+    /** Sent filters named for the exact branch at this budget. */
+    exactFilters: number
   }>
 }
 
 /** One distinct filter of the cases: its tree's key, matching rows, and its searches with their exact answers. */
 interface MeasuredFilter {
+  /** Its tree's key (`filterKey`): how a search recognises it. */
+  key: string
   matching: number
   searches: Array<{ embedding: Embedding; filter: MetadataFilter; truth: SearchResult[]; exactMs: number }>
 }
@@ -40,11 +47,13 @@ interface MeasuredFilter {
  * paired with its tuning queries): counts each filter's rows, takes each search's exact answer
  * (timed: the exact branch's cost per matching row), then walks the index for every filter at
  * 40, 80 and 160 candidates ({@link CANDIDATE_STEPS}), each walk at the tenant's
- * `ef_search` scaled by the filter's selectivity as searches run it. At each scale the exact
- * threshold is the largest filter whose exact answer (median) was no slower than its walk — the
- * measured cost of each branch on this tenant — and at least a quarter of the modelled one; the
- * first scale at which every selectivity band of the filters above it meets `target` (plus its
- * sampling margin) is chosen.
+ * `ef_search` scaled by the filter's selectivity as searches run it. At each budget the exact
+ * threshold is the one that costs the measured filters least — each filter at or below it at its
+ * exact answer's median time, each above at its walk's — and at least a quarter of the modelled one; the
+ * first budget at which every selectivity band of the filters above it meets `target` — and all of
+ * them together the target plus its 95% sampling margin — is chosen. Tuned on the filters users
+ * sent, a filter whose own walk misses the target is named for the exact branch instead
+ * (`exactFilters`: they repeat) and the others keep the walk.
  * When none does, the largest is, and the threshold rises to cover the filters of the bands that
  * missed (they are scored exactly: recall before speed). The recall of the choice counts searches
  * at or below the threshold as exact (1).
@@ -73,29 +82,46 @@ export async function tuneFilteredPath(
   const floor = Math.floor((modelExactBelow({ ...tenant, rowsAtTuning: tenant.rows }) ?? 1000) / 4)
   const walked = filters.filter((f) => f.matching > floor)
   const tried: FilterTuningReport['tried'] = []
-  let pick: { candidates: number; exactBelow: number; walkP50Ms: number | null; walks: Map<MeasuredFilter, RecallCount[]> } | undefined
+  let pick:
+    | {
+        candidates: number
+        exactBelow: number
+        walkP50Ms: number | null
+        walks: Map<MeasuredFilter, RecallCount[]>
+        alone: MeasuredFilter[]
+      }
+    | undefined
   for (const candidates of CANDIDATE_STEPS) {
     const { walks, ms, walkMs } = await measureWalks(handle, walked, candidates)
     const walkP50Ms = ms.length ? percentile(ms, 50) : null
-    // Where the exact branch costs no more than the walk: the largest filter whose exact answer was as fast as its walk.
-    const costBelow = Math.max(
-      floor,
-      ...walked.filter((f) => median(f.searches.map((x) => x.exactMs)) <= median(walkMs.get(f)!)).map((f) => f.matching),
-    )
-    const bands = bandRecalls(walked, walks, costBelow, tenant.rows)
-    tried.push({ candidates, walkP50Ms, exactBelow: costBelow, bands })
-    // Each band held to the target plus the 95% sampling margin of its results (as the unfiltered tuning is).
-    const missed = bands.filter((b) => b.recall < withMargin(tenant.target, b.searches * 10))
+    const costBelow = cheapestThreshold(walked, walkMs, floor)
+    // The filters users sent repeat: one whose own walk misses the target is answered exactly by
+    // name (a filter that follows the content may miss where an independent one of its size does
+    // not); the threshold is left to the rest.
+    const alone =
+      tenant.source === 'recent'
+        ? walked.filter((f) => f.matching > costBelow && recallOf(walks.get(f) ?? []).recall < tenant.target).slice(0, MAX_EXACT_FILTERS)
+        : []
+    const rest = walked.filter((f) => !alone.includes(f))
+    const bands = bandRecalls(rest, walks, costBelow, tenant.rows)
+    tried.push({ candidates, walkP50Ms, exactBelow: costBelow, bands, exactFilters: alone.length })
+    // Each band held to the target; all the walked searches together to the target plus the 95% sampling
+    // margin of their results, as the unfiltered tuning is (a band of a few filters is too small a sample for a margin).
+    const pooled = bandRecall(rest, walks, costBelow)
+    const short = pooled !== undefined && pooled.recall < withMargin(tenant.target, pooled.searches * 10)
+    const missed = bands.filter((b) => b.recall < tenant.target || (short && b.recall < withMargin(tenant.target, pooled.searches * 10)))
     const exactBelow = Math.max(
       costBelow,
-      ...walked.filter((f) => missed.some((b) => inBand(f, b.below, tenant.rows))).map((f) => f.matching),
+      ...rest.filter((f) => missed.some((b) => inBand(f, b.below, tenant.rows))).map((f) => f.matching),
     )
-    pick = { candidates, exactBelow, walkP50Ms, walks }
-    if (missed.length === 0) break
+    pick = { candidates, exactBelow, walkP50Ms, walks, alone }
+    if (missed.length === 0 && alone.length === 0) break
   }
   const counts = filters.flatMap((f) =>
-    // A filter at or below the threshold takes the exact branch: each of its searches a full hit.
-    !pick || f.matching <= pick.exactBelow ? f.searches.map((s) => countRecall(s.truth, s.truth)) : (pick.walks.get(f) ?? []),
+    // A filter at or below the threshold, or named, takes the exact branch: each of its searches a full hit.
+    !pick || f.matching <= pick.exactBelow || pick.alone.includes(f)
+      ? f.searches.map((s) => countRecall(s.truth, s.truth))
+      : (pick.walks.get(f) ?? []),
   )
   const choice: FilterTuning = {
     candidates: pick?.candidates ?? CANDIDATE_STEPS[0],
@@ -106,6 +132,7 @@ export async function tuneFilteredPath(
     recall: counts.length ? recallOf(counts).recall : null,
     walkP50Ms: pick?.walkP50Ms ?? null,
     exactMsPerRow,
+    ...(pick?.alone.length ? { exactFilters: pick.alone.map((f) => f.key) } : {}),
   }
   return { choice, tried }
 }
@@ -139,6 +166,24 @@ export function fitExactCost(
   return { fixedMs: Math.max(0, my - slope * mx), perRowMs: slope }
 }
 
+/**
+ * The exact threshold that costs the tenant's filters least as measured: each walked filter at or
+ * below it is answered exactly (its exact median), each above it walks (its walk median), weighted
+ * by its searches; tried at `floor` and at each filter's size, the smallest of equal cost wins.
+ */
+function cheapestThreshold(walked: readonly MeasuredFilter[], walkMs: ReadonlyMap<MeasuredFilter, number[]>, floor: number): number {
+  let best = { at: floor, cost: Infinity }
+  for (const at of [floor, ...walked.map((f) => f.matching)].sort((a, b) => a - b)) {
+    let cost = 0
+    for (const f of walked) {
+      const ms = f.matching <= at ? median(f.searches.map((x) => x.exactMs)) : median(walkMs.get(f) ?? [])
+      cost += ms * f.searches.length
+    }
+    if (cost < best.cost) best = { at, cost }
+  }
+  return best.at
+}
+
 function median(values: readonly number[]): number {
   return values.length ? percentile(values, 50) : Infinity
 }
@@ -155,7 +200,7 @@ async function measureExact(handle: TenantStore, cases: readonly FilteredSearchC
   for (const c of cases) {
     const key = filterKey(parseFilter(c.filter, 'tuning filter'))
     let f = byKey.get(key)
-    if (!f) byKey.set(key, (f = { matching: await handle.count(c.filter), searches: [] }))
+    if (!f) byKey.set(key, (f = { key, matching: await handle.count(c.filter), searches: [] }))
     const t0 = performance.now()
     const truth = await handle.exactSearch(c.embedding, { k: 10, filter: c.filter })
     f.searches.push({ embedding: c.embedding, filter: c.filter, truth, exactMs: performance.now() - t0 })
@@ -208,6 +253,16 @@ function bandRecalls(
     if (counts.length) out.push({ below, recall: recallOf(counts).recall, searches: counts.length })
   }
   return out
+}
+
+/** Pooled walk recall over every filter the walk would serve (matching more than `exactBelow`). */
+function bandRecall(
+  filters: readonly MeasuredFilter[],
+  walks: ReadonlyMap<MeasuredFilter, RecallCount[]>,
+  exactBelow: number,
+): { recall: number; searches: number } | undefined {
+  const counts = filters.filter((f) => f.matching > exactBelow).flatMap((f) => walks.get(f) ?? [])
+  return counts.length ? { recall: recallOf(counts).recall, searches: counts.length } : undefined
 }
 
 /** Whether a filter's selectivity falls in the band that ends at `below` (bands are consecutive). */
