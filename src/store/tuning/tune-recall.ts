@@ -34,7 +34,9 @@ export interface RecallTuningOptions {
   /**
    * When the cheapest `ef_search` that meets the target costs more than this fraction of the
    * tenant's exact-scan p50 (a near-exhaustive setting: an index that buys little), the rebuilds
-   * and quantized paths are tried and the cheapest that meets the target wins. Default 0.5.
+   * and quantized paths are tried and the cheapest that meets the target wins — unless the ladder's
+   * first step already met it (a larger graph cannot lower `ef_search` further). 0 tries them
+   * always. Default 0.5.
    */
   cheapFraction?: number
   /** Tune each indexed tenant's filtered path too (its walk budget and exact threshold). Default true. */

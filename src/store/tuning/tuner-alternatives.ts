@@ -75,7 +75,10 @@ export interface IndexSettingChoice {
 export async function chooseIndexSetting(ctx: AlternativesContext): Promise<IndexSettingChoice> {
   const tried: LadderStep[] = []
   let best = await ladder(ctx, undefined, tried)
-  if (best && best.p50Ms <= ctx.cheapMs) return { chosen: best, rebuiltWith: undefined, tried, alternatives: [] }
+  // Cheap enough; or met at the ladder's first step, where a larger graph cannot lower ef_search
+  // further (a small tenant, whose exact scan is as fast as any walk) — unless `cheapMs` is 0: always try.
+  const firstStep = best?.efSearch === ctx.steps[0] && ctx.cheapMs > 0
+  if (best && (best.p50Ms <= ctx.cheapMs || firstStep)) return { chosen: best, rebuiltWith: undefined, tried, alternatives: [] }
   const rebuilt: Array<{ graph: Graph; buildSeconds: number; found: IndexChoice | undefined }> = []
   for (const graph of ctx.rebuilds) {
     const buildSeconds = await ctx.rebuild(graph)
