@@ -90,7 +90,13 @@ describe('optimize({ targetRecall })', () => {
     // is reached without a rebuild there, so the premise is asserted on plain PostgreSQL only.
     if (!t.target.citusWorkers) {
       expect(Math.max(...weak.tried.filter((x) => x.m === null).map((x) => x.recall))).toBeLessThan(0.98)
-      expect(weak.rebuiltWith).toEqual({ m: 16, efConstruction: 128 })
+      // The first rebuild tried is m 16 / ef_construction 128; when its cheapest ef_search still costs more
+      // than half the exact scan the next is tried too, and the faster wins (timing decides which).
+      expect(weak.alternatives[0]).toMatchObject({ kind: 'rebuild', m: 16, efConstruction: 128 })
+      expect([
+        { m: 16, efConstruction: 128 },
+        { m: 24, efConstruction: 256 },
+      ]).toContainEqual(weak.rebuiltWith)
     }
     // The same sample (default seed and size) measured again at the tuned setting gives the same recall.
     const again = await store.measureRecall({ tenantId: 'weak', sample: 200 })
