@@ -6,6 +6,7 @@
 export * from './db/local-settings.js'
 export * from './db/providers/container/container-engine.js'
 export * from './db/providers/local/local-cluster.js'
+export { startCitusCluster, type CitusCluster } from './db/providers/local/citus-cluster.js'
 export * from './db/providers/registry.js'
 export * from './plan/explain.js'
 export * from './rollup/index.js'

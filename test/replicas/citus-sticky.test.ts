@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, inject, it } from 'vitest'
 import { connect, PgVectorStore, ReplicaSet, type Database, type ReplicaOptions } from '../../src/index.js'
-import { findLocalBinaries, startLocalCluster, type LocalCluster } from '../../src/bench-kit.js'
+import { findLocalBinaries, startCitusCluster, type CitusCluster, type LocalCluster } from '../../src/bench-kit.js'
 import { CITUS_OPT_IN, describeUnless } from '../support/skip.js'
 import { axisVector } from '../support/vectors.js'
 
@@ -12,7 +11,7 @@ import { axisVector } from '../support/vectors.js'
  * the shards a write touched: after a write of a tenant, its reads stay on the (primary)
  * coordinator for `stickyMs`, counted as `toPrimary.sticky`; other tenants' reads go to the
  * replica. The replica here is a real hot standby of the coordinator (`pg_basebackup -R`) of a
- * coordinator + workers started by this file, as the local provider starts them.
+ * coordinator + workers started by this file with the local provider's startCitusCluster.
  */
 const target = inject('pgscaleTarget')
 const found = findLocalBinaries()
@@ -24,33 +23,15 @@ const config = { table: 'sticky_chunks', dimensions: DIM, distributed: { shardCo
 const doc = (n: number) => [{ content: `version ${n}`, embedding: axisVector(DIM, n % DIM), metadata: { n } }]
 
 describeUnless(!citusRun && CITUS_OPT_IN)('read replicas on Citus: sticky to the coordinator after a write (opt-in)', () => {
-  const nodes: LocalCluster[] = []
+  let cluster: CitusCluster
   let standby: LocalCluster
   let db: Database
   let replica: Database
 
   beforeAll(async () => {
     if (!found.ok) return
-    // As startCitusCluster does: one password, citus preloaded, citus + vector on every node, the workers registered.
-    const password = randomBytes(18).toString('hex')
-    const settings = { fsync: 'off', synchronous_commit: 'off', shared_preload_libraries: 'citus', max_prepared_transactions: 100 }
-    for (let i = 0; i <= Math.min(workers, 2); i++) nodes.push(await startLocalCluster(found.binaries, settings, { password }))
-    for (const node of nodes) {
-      const n = await connect(node.url, { maxConnections: 1, requireVector: false })
-      try {
-        await sql`create extension if not exists citus`.execute(n)
-        await sql`create extension if not exists vector`.execute(n)
-        await sql`alter system set citus.node_conninfo = 'sslmode=disable'`.execute(n)
-        await sql`select pg_reload_conf()`.execute(n)
-        await sql`insert into pg_dist_authinfo (nodeid, rolename, authinfo) values (0, 'postgres', ${`password=${password}`})`.execute(n)
-      } finally {
-        await n.close()
-      }
-    }
-    const [coordinator, ...rest] = nodes as [LocalCluster, ...LocalCluster[]]
-    db = await connect(coordinator.url)
-    await sql`select citus_set_coordinator_host('127.0.0.1', ${coordinator.port})`.execute(db)
-    for (const w of rest) await sql`select citus_add_node('127.0.0.1', ${w.port})`.execute(db)
+    cluster = await startCitusCluster(found.binaries, { fsync: 'off', synchronous_commit: 'off' }, Math.min(workers, 2))
+    db = await connect(cluster.url)
     const store = await PgVectorStore.open(db, config)
     await store.bulkIngest(
       Array.from({ length: 40 }, (_, i) => ({
@@ -62,14 +43,14 @@ describeUnless(!citusRun && CITUS_OPT_IN)('read replicas on Citus: sticky to the
       })),
     )
     await store.close()
-    standby = await coordinator.addStandby()
+    standby = await cluster.coordinator.addStandby()
     replica = await connect(standby.url, { requireVector: false })
   }, 180_000)
   afterAll(async () => {
     await replica?.close().catch(() => {})
     await db?.close().catch(() => {})
     // The coordinator stops its standby first.
-    await Promise.all(nodes.map((n) => n.stop()))
+    await cluster?.stop()
   }, 180_000)
 
   async function open(options: ReplicaOptions) {
