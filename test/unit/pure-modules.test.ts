@@ -9,6 +9,7 @@ import { combinerOf } from '../../src/bench-kit.js'
 import { countRecall } from '../../src/bench-kit.js'
 import { chunkSampleTarget, requiredOnSample, stillTuned } from '../../src/bench-kit.js'
 import { filteredBudget, filterFromStored, filterToStored, fitExactCost, modelExactBelow, walkEfSearch } from '../../src/bench-kit.js'
+import { filterCases, type FilterCaseSources } from '../../src/bench-kit.js'
 import { shortQueries, splitQueries } from '../../bench/corpus/short-queries.js'
 import { InvalidArgumentError, type TenantTuning } from '../../src/index.js'
 
@@ -282,11 +283,11 @@ describe('the filtered budget (issue #35)', () => {
   })
 
   it("derives the walk's candidates and the exact threshold from the tenant's tuning, else the defaults", () => {
-    expect(filteredBudget(undefined, 10, false)).toEqual({ exactBelow: 1000, candidates: 40 })
+    expect(filteredBudget(undefined, 10, false)).toEqual({ exactBelow: 1000, candidates: 40, selectivityScale: 4 })
     // Tuned without a filtered measure: the threshold where exact costs what the walk does; default candidates.
     expect(modelExactBelow(tuned())).toBe(2250)
-    expect(filteredBudget(tuned(), 10, false)).toEqual({ exactBelow: 2250, candidates: 40 })
-    expect(filteredBudget(tuned(), 20, false)).toEqual({ exactBelow: 2250, candidates: 80 })
+    expect(filteredBudget(tuned(), 10, false)).toEqual({ exactBelow: 2250, candidates: 40, selectivityScale: 4 })
+    expect(filteredBudget(tuned(), 20, false)).toEqual({ exactBelow: 2250, candidates: 80, selectivityScale: 4 })
     // What tuning measured for the filtered path wins; a call's own efSearch keeps the default candidates.
     const measured = tuned({
       filter: {
@@ -300,15 +301,23 @@ describe('the filtered budget (issue #35)', () => {
         exactMsPerRow: 0.002,
       },
     })
-    expect(filteredBudget(measured, 10, false)).toEqual({ exactBelow: 3000, candidates: 160 })
-    expect(filteredBudget(measured, 20, false)).toEqual({ exactBelow: 3000, candidates: 320 })
-    expect(filteredBudget(measured, 10, true)).toEqual({ exactBelow: 3000, candidates: 40 })
+    expect(filteredBudget(measured, 10, false)).toEqual({ exactBelow: 3000, candidates: 160, selectivityScale: 4 })
+    expect(filteredBudget(measured, 20, false)).toEqual({ exactBelow: 3000, candidates: 320, selectivityScale: 4 })
+    expect(filteredBudget(measured, 10, true)).toEqual({ exactBelow: 3000, candidates: 40, selectivityScale: 4 })
+    // The scale tuning chose (1: the unscaled walk met the target for less); a call's efSearch keeps the default.
+    const unscaled = tuned({ filter: { ...measured.filter!, selectivityScale: 1 } })
+    expect(filteredBudget(unscaled, 10, false).selectivityScale).toBe(1)
+    expect(filteredBudget(unscaled, 10, true).selectivityScale).toBe(4)
     // Sent filters whose walk missed are named for the exact branch; a call's efSearch drops the tenant's budget.
     const named = tuned({ filter: { ...measured.filter!, exactFilters: ['{"ct":{"$lt":500}}'] } })
     expect(filteredBudget(named, 10, false).exactFilters).toEqual(['{"ct":{"$lt":500}}'])
     expect(filteredBudget(named, 10, true).exactFilters).toBeUndefined()
     // A tenant tuned to the exact path has no walk to budget.
-    expect(filteredBudget(tuned({ exact: true, efSearch: null }), 10, false)).toEqual({ exactBelow: 1000, candidates: 40 })
+    expect(filteredBudget(tuned({ exact: true, efSearch: null }), 10, false)).toEqual({
+      exactBelow: 1000,
+      candidates: 40,
+      selectivityScale: 4,
+    })
   })
 
   it("scales the walk's ef_search by the filter's estimated selectivity, within pgvector's bound", () => {
@@ -317,6 +326,35 @@ describe('the filtered budget (issue #35)', () => {
     expect(walkEfSearch(40, 40, 0.01)).toBe(160)
     expect(walkEfSearch(400, 400, 0.1)).toBe(1000)
     expect(walkEfSearch(10, 300, 0.5)).toBe(300)
+    // At most the tenant's tuned scale: 1 leaves the walk at its ef_search (raised to the candidates).
+    expect(walkEfSearch(40, 40, 0.01, 1)).toBe(40)
+    expect(walkEfSearch(40, 80, 0.01, 1)).toBe(80)
+    expect(walkEfSearch(100, 40, 0.25, 2)).toBe(200)
+  })
+
+  it('tops each sent filter up to perFilter searches with the tenant’s queries, within twice the sample', async () => {
+    const q = (i: number) => [i, 0]
+    const recent = [
+      { embedding: q(100), filter: { ct: { $lt: 500 } } },
+      { embedding: q(101), filter: { ct: { $lt: 500 } } },
+      { embedding: q(102), filter: { owner: 'ana' } },
+    ]
+    const sources = {
+      recentFiltered: async (_tenant: string, n: number) => recent.slice(0, n),
+      fields: async () => [],
+    } as unknown as FilterCaseSources
+    const queries = Array.from({ length: 30 }, (_, i) => q(i))
+    const found = (await filterCases(sources, 'acme', 1000, queries, { minRecent: 3, sample: 200, perFilter: 5 }))!
+    expect(found.source).toBe('recent')
+    const byFilter = (f: object) => found.cases.filter((c) => JSON.stringify(c.filter) === JSON.stringify(f)).map((c) => c.embedding[0])
+    // Each filter keeps the searches it was sent with, then the tenant's queries in turn.
+    expect(byFilter({ ct: { $lt: 500 } })).toEqual([100, 101, 0, 1, 2])
+    expect(byFilter({ owner: 'ana' })).toEqual([102, 0, 1, 2, 3])
+    // Many distinct filters share 2 × sample searches: each keeps its own, topped up less.
+    const small = (await filterCases(sources, 'acme', 1000, queries, { minRecent: 3, sample: 3, perFilter: 5 }))!
+    expect(small.cases.length).toBe(6)
+    // Too few sent: none of them, and no declared field, so nothing to tune on.
+    expect(await filterCases(sources, 'acme', 1000, queries, { minRecent: 4, sample: 200, perFilter: 5 })).toBeUndefined()
   })
 
   it('fits the exact branch as a fixed cost plus a cost per matching row', () => {

@@ -55,6 +55,11 @@ export interface FilterTuning {
    * the chosen budget: a search with one of them is scored exactly, whatever it matches (at most 50).
    */
   exactFilters?: string[]
+  /**
+   * The most a filter's selectivity multiplies the walk's `ef_search` by at the choice: 1 where the
+   * unscaled walk met the target at less cost, else 4. Absent (tuned before it was measured): 4.
+   */
+  selectivityScale?: number
 }
 
 /** One alternative tuning tried for a tenant, and what came of it. */

@@ -19,7 +19,7 @@ import {
 } from '../ingest/index.js'
 import { matchesEverything, parseFilter, type MetadataFilter } from '../../filter/filter-tree.js'
 import { exactFiltered, filteredSearch, type FilterStrategy } from './search/filtered-search.js'
-import { filteredBudget } from './search/filtered-budget.js'
+import { filteredBudget, MAX_SELECTIVITY_SCALE } from './search/filtered-budget.js'
 import { countChunks, deleteMatching, findChunks, type FindOptions, type FindResult } from './metadata-queries.js'
 import { compileForScope, type TenantScope } from './tenant-scope.js'
 import type { FilteredStatements } from './search/filtered-sql.js'
@@ -102,6 +102,12 @@ export interface SearchOptions extends ReadConsistency {
    * estimated selectivity, at least the candidates, at most 1,000 (`walkEfSearch`).
    */
   filterCandidates?: number
+  /**
+   * The most a filter's estimated selectivity multiplies the walk's `ef_search` by (1-4; 1: the
+   * walk runs at the tenant's `ef_search`, and no estimate is asked for). Default: what
+   * `optimize()` measured cheapest at the target for the tenant, else 4 (`MAX_SELECTIVITY_SCALE`).
+   */
+  selectivityScale?: number
   /**
    * When the index returns fewer than `k` rows, answer with an exact scan of the tenant, so
    * a search never returns silently fewer than `min(k, chunks of the tenant)`. Default true.
@@ -352,6 +358,12 @@ export class TenantStore {
         includeEmbedding,
         ...(tuned && !tuned.exact ? { tenantRows: tuned.rowsAtTuning } : {}),
         ...(budget.exactFilters ? { exactFilters: budget.exactFilters } : {}),
+        selectivityScale: assertIntegerIn(
+          options.selectivityScale ?? budget.selectivityScale,
+          1,
+          MAX_SELECTIVITY_SCALE,
+          'selectivityScale',
+        ),
       })
     }
     const exact = includeEmbedding ? this.#chunks.chunks.exactSearchWithEmbeddings : this.#sql.exactSearch

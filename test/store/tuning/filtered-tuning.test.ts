@@ -109,6 +109,15 @@ describe('a hard tenant: its filtered path and the tuner', () => {
     expect(filter.choice.exactBelow).toBeGreaterThanOrEqual(1)
     expect(filter.choice.recall).toBeGreaterThanOrEqual(0.98)
     expect(filter.tried.length).toBeGreaterThanOrEqual(1)
+    // The unscaled walk is measured first, then the walk scaled by selectivity; of the budgets that met
+    // the target the one whose measured searches cost least is chosen.
+    expect(filter.tried[0]!.selectivityScale).toBe(1)
+    expect(filter.tried.some((x) => x.selectivityScale === 4)).toBe(true)
+    const met = filter.tried.filter((x) => x.met)
+    if (met.length) {
+      const cheapest = met.reduce((a, b) => (b.costMs < a.costMs ? b : a))
+      expect([filter.choice.candidates, filter.choice.selectivityScale]).toEqual([cheapest.candidates, cheapest.selectivityScale])
+    } else expect([filter.choice.candidates, filter.choice.selectivityScale]).toEqual([160, 4])
     const saved = (await store.tenantTuning()).find((x) => x.tenantId === 'hard')!
     expect(saved.filter).toEqual(filter.choice)
     // It survives reopening: another process reads it from the tuning table.
@@ -128,7 +137,13 @@ describe('a hard tenant: its filtered path and the tuner', () => {
       // The search runs on the tenant's tuned budget: the same rows as asking for it explicitly.
       for (const q of queries.slice(0, 10)) {
         const implicit = await tenant.search(q, { k: 10, filter })
-        const explicit = await tenant.search(q, { k: 10, filter, exactBelow: saved.exactBelow, filterCandidates: saved.candidates })
+        const explicit = await tenant.search(q, {
+          k: 10,
+          filter,
+          exactBelow: saved.exactBelow,
+          filterCandidates: saved.candidates,
+          selectivityScale: saved.selectivityScale!,
+        })
         expect(implicit.map((h) => [h.documentId, h.chunkIndex])).toEqual(explicit.map((h) => [h.documentId, h.chunkIndex]))
       }
     }
@@ -174,6 +189,14 @@ describe('a hard tenant: its filtered path and the tuner', () => {
     ).rejects.toBeInstanceOf(InvalidArgumentError)
     const { rows: made } = await sql<{ present: boolean }>`select to_regclass('never_made') is not null as present`.execute(t.db)
     expect(made[0]!.present).toBe(false)
+    // A search's selectivity scale is 1-4, an integer.
+    const q = queryVectors(hard, 'hard', 1)[0]!
+    for (const selectivityScale of [0, 5, 1.5, '2' as unknown as number]) {
+      await expect(
+        store.forTenant('hard').search(q, { k: 10, filter: { r: { $lt: 500 } }, selectivityScale }),
+        String(selectivityScale),
+      ).rejects.toBeInstanceOf(InvalidArgumentError)
+    }
   })
 })
 

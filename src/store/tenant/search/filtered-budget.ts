@@ -26,6 +26,8 @@ export interface FilteredBudget {
   candidates: number
   /** Filters (`filterKey`) tuning found the walk misses on: scored exactly. */
   exactFilters?: readonly string[]
+  /** The most a filter's selectivity multiplies the walk's `ef_search` by (1: not scaled, and no estimate asked for). */
+  selectivityScale: number
 }
 
 /**
@@ -34,12 +36,14 @@ export interface FilteredBudget {
  * derived from its unfiltered tuning — filters are scored exactly up to the number of rows whose
  * exact scoring costs what the walk does ({@link modelExactBelow}); else the defaults
  * ({@link DEFAULT_EXACT_BELOW} rows). Candidates default to max(4k, 40). The walk's `ef_search`
- * is the tenant's tuned one scaled by the filter's selectivity ({@link walkEfSearch}). A call's
- * `efSearch` keeps the default candidates (it asks for one setting, not the tenant's).
+ * is the tenant's tuned one scaled by the filter's selectivity ({@link walkEfSearch}), at most by
+ * the scale tuning chose (1 where the unscaled walk met the target at less cost), else
+ * {@link MAX_SELECTIVITY_SCALE}. A call's `efSearch` keeps the default candidates and scale (it
+ * asks for one setting, not the tenant's).
  *
  * ### Examples
  * ```ts
- * filteredBudget(await cache.get('acme'), 10, false) // { exactBelow: 2250, candidates: 80 }
+ * filteredBudget(await cache.get('acme'), 10, false) // { exactBelow: 2250, candidates: 80, selectivityScale: 1 }
  * ```
  */
 export function filteredBudget(tuning: TenantTuning | undefined, k: number, callSetsEf: boolean): FilteredBudget {
@@ -49,7 +53,8 @@ export function filteredBudget(tuning: TenantTuning | undefined, k: number, call
   const candidates = Math.min(10_000, Math.max(base, perTen === undefined ? 0 : Math.ceil((perTen * k) / 10)))
   const exactBelow = tuned?.filter?.exactBelow ?? (tuned ? modelExactBelow(tuned) : undefined) ?? DEFAULT_EXACT_BELOW
   const exactFilters = callSetsEf ? undefined : tuned?.filter?.exactFilters
-  return { exactBelow, candidates, ...(exactFilters?.length ? { exactFilters } : {}) }
+  const selectivityScale = (callSetsEf ? undefined : tuned?.filter?.selectivityScale) ?? MAX_SELECTIVITY_SCALE
+  return { exactBelow, candidates, selectivityScale, ...(exactFilters?.length ? { exactFilters } : {}) }
 }
 
 /**
@@ -72,19 +77,23 @@ export function modelExactBelow(tuning: Pick<TenantTuning, 'rowsAtTuning' | 'sea
 /** The most a filter's selectivity multiplies the walk's `ef_search` by. */
 export const MAX_SELECTIVITY_SCALE = 4
 
+/** The selectivity scales `optimize()` measures a tenant's filtered walk at: none, and the most. */
+export const SELECTIVITY_SCALES = [1, MAX_SELECTIVITY_SCALE] as const
+
 /**
  * The `ef_search` of a filtered walk: the tenant's (or the call's) `ef_search` scaled by the
  * filter's estimated selectivity — a filter passing a share `s` of the rows leaves about s × ef of
- * the walk's first candidates, so the walk looks 1/s as far (at most
- * {@link MAX_SELECTIVITY_SCALE}×) — at least the candidates it takes, at most 1,000 (pgvector's bound).
+ * the walk's first candidates, so the walk looks 1/s as far (at most `maxScale`×, by default
+ * {@link MAX_SELECTIVITY_SCALE}) — at least the candidates it takes, at most 1,000 (pgvector's bound).
  *
  * ### Examples
  * ```ts
  * walkEfSearch(200, 200, 0.5) // 400
  * walkEfSearch(40, 40, 0.01) // 160
+ * walkEfSearch(40, 40, 0.01, 1) // 40
  * ```
  */
-export function walkEfSearch(efSearch: number, candidates: number, share: number): number {
-  const scale = Math.min(MAX_SELECTIVITY_SCALE, 1 / Math.max(share, 1e-9))
+export function walkEfSearch(efSearch: number, candidates: number, share: number, maxScale: number = MAX_SELECTIVITY_SCALE): number {
+  const scale = Math.min(maxScale, MAX_SELECTIVITY_SCALE, 1 / Math.max(share, 1e-9))
   return Math.min(1000, Math.max(candidates, Math.ceil(Math.max(efSearch, 1) * Math.max(1, scale))))
 }

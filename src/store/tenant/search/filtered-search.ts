@@ -2,7 +2,7 @@ import type { LocalSettings } from '../../../db/local-settings.js'
 import { filterKey, type FilterNode } from '../../../filter/filter-tree.js'
 import { withEmbeddings } from '../writes/chunk-statements.js'
 import { compileForScope, runScoped, type TenantScope } from '../tenant-scope.js'
-import { walkEfSearch } from './filtered-budget.js'
+import { MAX_SELECTIVITY_SCALE, walkEfSearch } from './filtered-budget.js'
 
 /** How a filtered search finds its rows: pgscale's choice per query, or one strategy always (benches, checks). */
 export type FilterStrategy = 'auto' | 'exact' | 'index'
@@ -42,6 +42,8 @@ export interface FilteredSearchPlan {
   tenantRows?: number
   /** `auto`: filters (`filterKey`) the tenant's tuning found the walk misses on — scored exactly. */
   exactFilters?: readonly string[]
+  /** The most the filter's selectivity multiplies the walk's `ef_search` by; 1: not scaled, no estimate asked for. Default {@link MAX_SELECTIVITY_SCALE}. */
+  selectivityScale?: number
 }
 
 /**
@@ -70,10 +72,11 @@ export async function filteredSearch(scope: TenantScope, vector: string, node: F
   const key = `${plan.exactBelow}:${filterKey(node)}`
   const verdict = plan.strategy === 'auto' ? scope.verdicts.get(scope.tenantId, key) : 'walk'
   if (verdict === 'exact') return exactFiltered(scope, vector, node, k, embeddings)
-  const share = plan.tenantRows === undefined ? 1 : await estimatedShare(scope, node, plan.tenantRows)
+  const maxScale = plan.selectivityScale ?? MAX_SELECTIVITY_SCALE
+  const share = plan.tenantRows === undefined || maxScale <= 1 ? 1 : await estimatedShare(scope, node, plan.tenantRows)
   const settings = {
     ...plan.settings,
-    'hnsw.ef_search': walkEfSearch(Number(plan.settings['hnsw.ef_search'] ?? 0), candidates, share),
+    'hnsw.ef_search': walkEfSearch(Number(plan.settings['hnsw.ef_search'] ?? 0), candidates, share, maxScale),
   }
   let rows: Array<Hit & { exact?: boolean }>
   if (verdict === undefined) {

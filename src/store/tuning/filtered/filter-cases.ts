@@ -4,6 +4,7 @@ import type { ResolvedStoreConfig } from '../../config/index.js'
 import type { Embedding } from '../../ingest/index.js'
 import type { FilteredSearchCase } from './filtered-tuning.js'
 import { syntheticFilters } from './tuning-filters.js'
+import { filterKey, parseFilter } from '../../../filter/filter-tree.js'
 
 /** Where a tenant's filtered tuning gets its searches. */
 export interface FilterCaseSources {
@@ -18,7 +19,10 @@ export interface FilterCaseSources {
 /**
  * The filtered searches a tenant's filtered path is tuned on: its own recent filtered searches
  * (the query sample keeps each search's filter) when it has at least `minRecent`, up to `sample`
- * of the newest — the filters its users send, an ACL that repeats, a date range; else synthetic
+ * of the newest — the filters its users send, an ACL that repeats, a date range — each distinct
+ * filter topped up to `perFilter` searches with the tenant's tuning queries (a filter that repeats
+ * meets other queries than the few it was sampled with: one that follows the content may serve most
+ * of them well and some badly), within 2 × `sample` searches in all; else synthetic
  * filters over the store's declared fields at a few selectivities, each with the first `perFilter`
  * of the tenant's tuning queries; else none (no declared field and no filtered traffic).
  *
@@ -35,11 +39,37 @@ export async function filterCases(
   limits: { minRecent: number; sample: number; perFilter: number },
 ): Promise<{ source: 'recent' | 'synthetic'; cases: FilteredSearchCase[] } | undefined> {
   const recent = await sources.recentFiltered(tenantId, limits.sample)
-  if (recent.length >= limits.minRecent) return { source: 'recent', cases: recent }
+  if (recent.length >= limits.minRecent) return { source: 'recent', cases: toppedUp(recent, queries, limits) }
   const fields = await sources.fields()
   if (fields.length === 0 || queries.length === 0) return undefined
   const filters = await syntheticFilters(sources.db, sources.config, tenantId, fields, rows)
   if (filters.length === 0) return undefined
   const some = queries.slice(0, limits.perFilter)
   return { source: 'synthetic', cases: filters.flatMap((filter) => some.map((embedding) => ({ embedding, filter }))) }
+}
+
+/**
+ * Each distinct filter of `recent` with its own searches, then the tenant's `queries` in turn until
+ * it has `perFilter` (or the share of 2 × `sample` searches each filter gets, if smaller).
+ */
+function toppedUp(
+  recent: ReadonlyArray<{ embedding: Embedding; filter: Record<string, unknown> }>,
+  queries: readonly Embedding[],
+  limits: { sample: number; perFilter: number },
+): FilteredSearchCase[] {
+  const byKey = new Map<string, FilteredSearchCase[]>()
+  for (const c of recent) {
+    const key = filterKey(parseFilter(c.filter, 'sampled filter'))
+    const list = byKey.get(key) ?? []
+    list.push(c)
+    byKey.set(key, list)
+  }
+  const each = Math.min(limits.perFilter, Math.floor((2 * limits.sample) / Math.max(1, byKey.size)))
+  const out: FilteredSearchCase[] = []
+  for (const own of byKey.values()) {
+    out.push(...own)
+    const filter = own[0]!.filter
+    for (let i = 0; own.length + i < each && i < queries.length; i++) out.push({ embedding: queries[i]!, filter })
+  }
+  return out
 }

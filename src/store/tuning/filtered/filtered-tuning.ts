@@ -1,7 +1,7 @@
 import type { Embedding } from '../../ingest/index.js'
 import { filterKey, type MetadataFilter, parseFilter } from '../../../filter/filter-tree.js'
 import type { FilterTuning } from '../../schema/index.js'
-import { modelExactBelow, type SearchResult, type TenantStore } from '../../tenant/index.js'
+import { MAX_SELECTIVITY_SCALE, modelExactBelow, SELECTIVITY_SCALES, type SearchResult, type TenantStore } from '../../tenant/index.js'
 import { percentile } from '../measure-recall.js'
 import { countRecall, recallOf, type RecallCount } from '../recall.js'
 
@@ -23,14 +23,20 @@ const BANDS = [0.01, 0.1, 0.33, Infinity] as const
 /** What tuning measured of a tenant's filtered path, for its report. */
 export interface FilterTuningReport {
   choice: FilterTuning
-  /** Each candidate budget tried: the walk's recall per selectivity band (filters above `exactBelow` only) and p50. */
+  /** Each budget tried: the walk's recall per selectivity band (filters above `exactBelow` only), p50, and what the measured filters cost at it. */
   tried: Array<{
     candidates: number
+    /** The most a filter's selectivity multiplied the walk's `ef_search` by. */
+    selectivityScale: number
     walkP50Ms: number | null
     exactBelow: number
     bands: Array<{ below: number; recall: number; searches: number }>
     /** Sent filters named for the exact branch at this budget. */
     exactFilters: number
+    /** Whether every band met the target (with the pooled margin). */
+    met: boolean
+    /** The measured filters' searches at this budget, each at its branch's median (ms, summed). */
+    costMs: number
   }>
 }
 
@@ -42,21 +48,36 @@ interface MeasuredFilter {
   searches: Array<{ embedding: Embedding; filter: MetadataFilter; truth: SearchResult[]; exactMs: number }>
 }
 
+/** One budget measured: what it would choose and cost. */
+interface Step {
+  candidates: number
+  selectivityScale: number
+  exactBelow: number
+  walkP50Ms: number | null
+  walks: Map<MeasuredFilter, RecallCount[]>
+  alone: MeasuredFilter[]
+  bands: Array<{ below: number; recall: number; searches: number }>
+  met: boolean
+  costMs: number
+}
+
 /**
  * Tunes a tenant's filtered path on `cases` (its sampled filtered searches, or synthetic filters
  * paired with its tuning queries): counts each filter's rows, takes each search's exact answer
  * (timed: the exact branch's cost per matching row), then walks the index for every filter at
- * 40, 80 and 160 candidates ({@link CANDIDATE_STEPS}), each walk at the tenant's
- * `ef_search` scaled by the filter's selectivity as searches run it. At each budget the exact
- * threshold is the one that costs the measured filters least — each filter at or below it at its
- * exact answer's median time, each above at its walk's — and at least a quarter of the modelled one; the
- * first budget at which every selectivity band of the filters above it meets `target` — and all of
- * them together the target plus its 95% sampling margin — is chosen. Tuned on the filters users
- * sent, a filter whose own walk misses the target is named for the exact branch instead
- * (`exactFilters`: they repeat) and the others keep the walk.
- * When none does, the largest is, and the threshold rises to cover the filters of the bands that
- * missed (they are scored exactly: recall before speed). The recall of the choice counts searches
- * at or below the threshold as exact (1).
+ * each budget — 40, 80 and 160 candidates ({@link CANDIDATE_STEPS}), first at the tenant's
+ * `ef_search` unscaled, then scaled by each filter's selectivity ({@link SELECTIVITY_SCALES}) —
+ * as searches run it. At each budget the exact threshold is the one that costs the measured filters
+ * least — each filter at or below it at its exact answer's median time, each above at its walk's —
+ * and at least a quarter of the modelled one. A budget meets the target when every selectivity band
+ * of the filters above its threshold does — and all of them together the target plus its 95%
+ * sampling margin. Tuned on the filters users sent, a filter whose own walk misses the target is
+ * named for the exact branch instead (`exactFilters`: they repeat) and the others keep the walk.
+ * Of the budgets that meet the target the one whose measured searches cost least is chosen (so a
+ * tenant where HNSW is easy keeps the unscaled walk, and one where it is hard scales it). When none
+ * does, the largest is, and the threshold rises to cover the filters of the bands that missed (they
+ * are scored exactly: recall before speed). The recall of the choice counts searches at or below
+ * the threshold, or named, as exact (1).
  *
  * ### Examples
  * ```ts
@@ -81,42 +102,18 @@ export async function tuneFilteredPath(
   const exactMsPerRow = exactCost?.perRowMs ?? null
   const floor = Math.floor((modelExactBelow({ ...tenant, rowsAtTuning: tenant.rows }) ?? 1000) / 4)
   const walked = filters.filter((f) => f.matching > floor)
-  const tried: FilterTuningReport['tried'] = []
-  let pick:
-    | {
-        candidates: number
-        exactBelow: number
-        walkP50Ms: number | null
-        walks: Map<MeasuredFilter, RecallCount[]>
-        alone: MeasuredFilter[]
-      }
-    | undefined
-  for (const candidates of CANDIDATE_STEPS) {
-    const { walks, ms, walkMs } = await measureWalks(handle, walked, candidates)
-    const walkP50Ms = ms.length ? percentile(ms, 50) : null
-    const costBelow = cheapestThreshold(walked, walkMs, floor)
-    // The filters users sent repeat: one whose own walk misses the target is answered exactly by
-    // name (a filter that follows the content may miss where an independent one of its size does
-    // not); the threshold is left to the rest.
-    const alone =
-      tenant.source === 'recent'
-        ? walked.filter((f) => f.matching > costBelow && recallOf(walks.get(f) ?? []).recall < tenant.target).slice(0, MAX_EXACT_FILTERS)
-        : []
-    const rest = walked.filter((f) => !alone.includes(f))
-    const bands = bandRecalls(rest, walks, costBelow, tenant.rows)
-    tried.push({ candidates, walkP50Ms, exactBelow: costBelow, bands, exactFilters: alone.length })
-    // Each band held to the target; all the walked searches together to the target plus the 95% sampling
-    // margin of their results, as the unfiltered tuning is (a band of a few filters is too small a sample for a margin).
-    const pooled = bandRecall(rest, walks, costBelow)
-    const short = pooled !== undefined && pooled.recall < withMargin(tenant.target, pooled.searches * 10)
-    const missed = bands.filter((b) => b.recall < tenant.target || (short && b.recall < withMargin(tenant.target, pooled.searches * 10)))
-    const exactBelow = Math.max(
-      costBelow,
-      ...rest.filter((f) => missed.some((b) => inBand(f, b.below, tenant.rows))).map((f) => f.matching),
-    )
-    pick = { candidates, exactBelow, walkP50Ms, walks, alone }
-    if (missed.length === 0 && alone.length === 0) break
+  const steps: Step[] = []
+  for (const selectivityScale of SELECTIVITY_SCALES) {
+    for (const candidates of CANDIDATE_STEPS) {
+      const step = await measureStep(handle, walked, { candidates, selectivityScale, floor, ...tenant })
+      steps.push(step)
+      // More candidates at this scale cost more: the first that meets the target with no filter named
+      // for the exact branch is this scale's best (one with named filters may cost more than a larger walk).
+      if (step.met && step.alone.length === 0) break
+    }
   }
+  const met = steps.filter((s) => s.met)
+  const pick = met.length ? met.reduce((a, b) => (b.costMs < a.costMs ? b : a)) : steps.at(-1)
   const counts = filters.flatMap((f) =>
     // A filter at or below the threshold, or named, takes the exact branch: each of its searches a full hit.
     !pick || f.matching <= pick.exactBelow || pick.alone.includes(f)
@@ -133,8 +130,47 @@ export async function tuneFilteredPath(
     walkP50Ms: pick?.walkP50Ms ?? null,
     exactMsPerRow,
     ...(pick?.alone.length ? { exactFilters: pick.alone.map((f) => f.key) } : {}),
+    selectivityScale: pick?.selectivityScale ?? MAX_SELECTIVITY_SCALE,
   }
+  const tried = steps.map(({ walks: _walks, alone, ...s }) => ({ ...s, exactFilters: alone.length }))
   return { choice, tried }
+}
+
+/**
+ * Walks every filter of `walked` at one budget and judges it: the cheapest exact threshold, the
+ * sent filters named for the exact branch, whether the bands meet the target, and what the
+ * measured searches cost at it.
+ */
+async function measureStep(
+  handle: TenantStore,
+  walked: readonly MeasuredFilter[],
+  at: { candidates: number; selectivityScale: number; floor: number; target: number; rows: number; source: 'recent' | 'synthetic' },
+): Promise<Step> {
+  const { candidates, selectivityScale, floor, target, rows } = at
+  const { walks, ms, walkMs } = await measureWalks(handle, walked, candidates, selectivityScale)
+  const walkP50Ms = ms.length ? percentile(ms, 50) : null
+  const costBelow = cheapestThreshold(walked, walkMs, floor)
+  // The filters users sent repeat: one whose own walk misses the target is answered exactly by
+  // name (a filter that follows the content may miss where an independent one of its size does
+  // not); the threshold is left to the rest.
+  const alone =
+    at.source === 'recent'
+      ? walked.filter((f) => f.matching > costBelow && recallOf(walks.get(f) ?? []).recall < target).slice(0, MAX_EXACT_FILTERS)
+      : []
+  const rest = walked.filter((f) => !alone.includes(f))
+  const bands = bandRecalls(rest, walks, costBelow, rows)
+  // Each band held to the target; all the walked searches together to the target plus the 95% sampling
+  // margin of their results, as the unfiltered tuning is (a band of a few filters is too small a sample for a margin).
+  const pooled = bandRecall(rest, walks, costBelow)
+  const short = pooled !== undefined && pooled.recall < withMargin(target, pooled.searches * 10)
+  const missed = bands.filter((b) => b.recall < target || (short && b.recall < withMargin(target, pooled.searches * 10)))
+  const exactBelow = Math.max(costBelow, ...rest.filter((f) => missed.some((b) => inBand(f, b.below, rows))).map((f) => f.matching))
+  let costMs = 0
+  for (const f of walked) {
+    const exact = f.matching <= exactBelow || alone.includes(f)
+    costMs += (exact ? median(f.searches.map((x) => x.exactMs)) : median(walkMs.get(f) ?? [])) * f.searches.length
+  }
+  return { candidates, selectivityScale, exactBelow, walkP50Ms, walks, alone, met: missed.length === 0, costMs, bands }
 }
 
 /** The exact branch's cost: a fixed part and a part per matching row, fitted (least squares) over the filters' exact searches. */
@@ -208,11 +244,12 @@ async function measureExact(handle: TenantStore, cases: readonly FilteredSearchC
   return [...byKey.values()].filter((f) => f.matching > 0)
 }
 
-/** The walk (`filterStrategy: 'index'`, no exact fallback, the tenant's tuned `ef_search`) at `candidates` for every search of `filters`: recall counts per filter, and times. */
+/** The walk (`filterStrategy: 'index'`, no exact fallback, the tenant's tuned `ef_search`) at `candidates` and `selectivityScale` for every search of `filters`: recall counts per filter, and times. */
 async function measureWalks(
   handle: TenantStore,
   filters: readonly MeasuredFilter[],
   candidates: number,
+  selectivityScale: number,
 ): Promise<{ walks: Map<MeasuredFilter, RecallCount[]>; ms: number[]; walkMs: Map<MeasuredFilter, number[]> }> {
   const walks = new Map<MeasuredFilter, RecallCount[]>()
   const walkMs = new Map<MeasuredFilter, number[]>()
@@ -229,6 +266,7 @@ async function measureWalks(
         // At the tenant's tuned ef_search (saved before this), scaled by each filter's selectivity as searches are.
         filterStrategy: 'index',
         filterCandidates: candidates,
+        selectivityScale,
         exactFallback: false,
       })
       own.push(performance.now() - t0)
