@@ -5,6 +5,8 @@ import { resolveRagBenchConfig, RagBenchOptionError, type RagBenchCliOptions } f
 import { CorpusFormatError, openCorpusDir } from '../bench/rag/corpus-dir.js'
 import { PHASES } from '../bench/rag/rag-report.js'
 import { renderRagReport } from '../bench/rag/render-rag-report.js'
+import { renderCorpusFilters } from '../bench/rag/render-real-queries.js'
+import type { WithCorpusFilters } from '../bench/rag/phases/corpus-filters.js'
 import { runRagBench } from '../bench/rag/run-rag-bench.js'
 import { recallLatencyChart } from '../bench/rag/recall-chart.js'
 import { chartLibrary, renderChart } from '../bench/report/charts.js'
@@ -43,6 +45,10 @@ export function ragBenchCommand(): Command {
         '--corpus <dir>',
         'your own chunks and embeddings instead of the synthetic corpus (chunks.jsonl + embeddings.npy; docs/rag-bench.md)',
       )
+      .option(
+        '--filtered',
+        'with --corpus: filtered queries on real text — each query\'s own filters (queries.jsonl "filters"), sent as traffic before optimize(), held-out ones measured against the exact filtered scan',
+      )
       .option('--plot <file>', 'write a recall-vs-latency chart as SVG (Vega-Lite: npm install vega vega-lite)'),
   )
 }
@@ -65,7 +71,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'compare') return compare('rag-bench', argv.slice(1))
   const program = ragBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
-    const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string }>()
+    const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string; filtered?: boolean }>()
     const quiet = o.json === '-'
     let config
     try {
@@ -96,6 +102,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
       if (err instanceof RagBenchOptionError || err instanceof CorpusFormatError) throw Object.assign(err, { exitCode: 2 })
       throw err
     }
+    if (o.filtered && o.corpus === undefined) throw Object.assign(new RagBenchOptionError('--filtered needs --corpus DIR'), { exitCode: 2 })
     if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench] ${line}\n`)
     const provisioned = await provisionFor(o, log)
@@ -112,8 +119,9 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
     try {
       if (provisioned.info.provider === 'embedded' && config.chunks > 50_000)
         log('note: PGlite is about 3-4× slower than native PostgreSQL and keeps the data in memory; use --db local or --pg for large runs')
-      const report = await runRagBench(provisioned, config, log)
+      const report: WithCorpusFilters = await runRagBench(provisioned, config, log, { filtered: o.filtered })
       if (!quiet) console.log(renderRagReport(report))
+      if (!quiet && report.corpusFilters) console.log(renderCorpusFilters(report.corpusFilters).join('\n'))
       writeJson(o.json, report)
       if (o.plot && report.search) writeFileSync(o.plot, await renderChart(recallLatencyChart(report.search.rows)))
     } finally {

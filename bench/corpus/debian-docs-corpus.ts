@@ -12,13 +12,21 @@
  * Besides the chunks it writes `queries.jsonl`: short queries from each tenant's own documents
  * (man pages' NAME lines, section titles, sentence windows), embedded by the same model, split
  * into traffic and held-out evaluation (bench/corpus/short-queries.ts).
+ *
+ * Each chunk carries `metadata` (bench/corpus/corpus-metadata.ts): `source` (its package) and
+ * `section` (man section, or the kind of /usr/share/doc file), which follow the content, and
+ * `bucket` (0..999) and `year`, seeded hashes of its id, which do not. Each query carries its
+ * `document` and `filters`: one per rung of the real-text ladder (its own source and section,
+ * another of the tenant's, bucket ranges of 1-50%: below a bound and a window at the query's own offset), for `rag-bench --corpus DIR --filtered`.
  */
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { Command } from 'commander'
+import type { MetadataFilter } from '../../src/index.js'
 import { seededRandom } from '../../src/bench-kit.js'
+import { chunkMetadata, packageOwners, queryFilters, type ChunkMetadata } from './corpus-metadata.js'
 import { shortQueries, splitQueries, type ShortQuery, type ShortQueryKind } from './short-queries.js'
 
 const BUCKETS = 1 << 14
@@ -29,6 +37,7 @@ interface Chunk {
   document: string
   chunk: number
   content: string
+  metadata?: ChunkMetadata
 }
 
 /** Every readable text file under `root` (gzip opened), in a stable order. */
@@ -124,7 +133,8 @@ async function main(): Promise<void> {
       .map((n, i) => ({ tenant: `large-${String.fromCharCode(97 + i)}`, want: n, cap: Infinity })),
     ...Array.from({ length: smallCount }, (_, i) => ({ tenant: `small-${i}`, want: smallSize, cap: Math.ceil(smallSize / 2) })),
   ]
-  const chunks = collectChunks(targets, o.seed)
+  const owners = packageOwners()
+  const chunks = collectChunks(targets, o.seed).map((c) => ({ ...c, metadata: chunkMetadata(c, owners, o.seed) }))
   process.stderr.write(
     `[corpus] ${chunks.length} chunks from ${new Set(chunks.map((c) => c.document)).size} documents, ${targets.length} tenants\n`,
   )
@@ -147,12 +157,20 @@ async function main(): Promise<void> {
         tenants: Object.fromEntries(targets.slice(0, 3).map((t) => [t.tenant, chunks.filter((c) => c.tenant === t.tenant).length])),
         smallTenants: smallCount,
         exactDuplicateChunks: duplicates,
+        metadata:
+          "source: the package (the /usr/share/doc/<pkg> directory, or the man page's owner in dpkg's lists, else its name); section: the man section 1-8, or copyright/changelog/news/readme/doc; bucket 0-999 and year 2005-2024: seeded hashes of the chunk id (independent of the text)",
+        metadataCounts: metadataCounts(
+          chunks,
+          targets.slice(0, 3).map((t) => t.tenant),
+        ),
         embedding: `TF-IDF of word unigrams+bigrams hashed into ${BUCKETS} buckets (sublinear tf, corpus idf), Gaussian random projection to ${dim}, L2-normalised; seed ${o.seed}`,
         sources: '/usr/share/doc and English man pages (sections 1-8) of this machine',
         queries: {
           file: 'queries.jsonl: short queries from each tenant\'s own documents (NAME lines, section titles, 6-12-word sentence windows), embedded by the same model; split "traffic" (sent before tuning) and "eval" (held out)',
           traffic: byKind('traffic'),
           eval: byKind('eval'),
+          filters:
+            "each query's \"filters\": own-source and own-section (its document's), other-source and other-section (another value of the tenant, drawn by chunks), bucket-1/10/33/50 (bucket below that share of 0-999, the same for every query), window-1/10/33/50 (a window of that share at the query's own seeded offset)",
         },
       },
       null,
@@ -229,18 +247,37 @@ function tenantQueries(
   dim: number,
   seed: string,
   perLarge: number,
-): Array<{ tenant: string; kind: ShortQueryKind; split: 'traffic' | 'eval'; text: string; embedding: number[] }> {
+): Array<{
+  tenant: string
+  kind: ShortQueryKind
+  split: 'traffic' | 'eval'
+  text: string
+  document: string
+  filters: Record<string, MetadataFilter>
+  embedding: number[]
+}> {
   const documents = new Map<string, Set<string>>()
   for (const c of chunks) (documents.get(c.tenant) ?? documents.set(c.tenant, new Set()).get(c.tenant)!).add(c.document)
+  const ownMeta = new Map(chunks.map((c) => [`${c.tenant}\u0000${c.document}`, c.metadata!]))
+  const counts = new Map<string, { sources: Map<string, number>; sections: Map<string, number> }>()
+  for (const c of chunks) {
+    const t = counts.get(c.tenant) ?? counts.set(c.tenant, { sources: new Map(), sections: new Map() }).get(c.tenant)!
+    t.sources.set(c.metadata!.source, (t.sources.get(c.metadata!.source) ?? 0) + 1)
+    t.sections.set(c.metadata!.section, (t.sections.get(c.metadata!.section) ?? 0) + 1)
+  }
   const out: ReturnType<typeof tenantQueries> = []
   for (const [tenant, docs] of documents) {
     const want = tenant.startsWith('large-') ? perLarge : 8
-    const drawn: ShortQuery[] = []
+    const drawn: Array<ShortQuery & { document: string }> = []
     const perDocument = Math.max(2, Math.ceil((want * 1.3) / docs.size))
     for (const document of docs) {
       const text = readText(`/usr/share/${document}`)
       if (text)
-        drawn.push(...shortQueries(text, document, seed, perDocument).filter((q) => (q.text.match(/[a-z0-9_]{2,}/gi) ?? []).length >= 2))
+        drawn.push(
+          ...shortQueries(text, document, seed, perDocument)
+            .filter((q) => (q.text.match(/[a-z0-9_]{2,}/gi) ?? []).length >= 2)
+            .map((q) => ({ ...q, document })),
+        )
     }
     const { traffic, evaluation } = splitQueries(drawn, `${seed}:${tenant}`)
     const picked = [
@@ -248,11 +285,30 @@ function tenantQueries(
       ...evaluation.slice(0, Math.floor(want / 2)).map((q) => ({ ...q, split: 'eval' as const })),
     ]
     const vectors = model.embed(picked.map((q) => q.text))
-    picked.forEach((q, i) =>
-      out.push({ tenant, ...q, embedding: Array.from(vectors.subarray(i * dim, (i + 1) * dim), (x) => Math.round(x * 1e6) / 1e6) }),
-    )
+    picked.forEach((q, i) => {
+      const own = ownMeta.get(`${tenant}\u0000${q.document}`)!
+      const filters = queryFilters(own, counts.get(tenant)!, `${seed}:${tenant}:${q.split}:${i}`)
+      const embedding = Array.from(vectors.subarray(i * dim, (i + 1) * dim), (x) => Math.round(x * 1e6) / 1e6)
+      out.push({ tenant, ...q, filters, embedding })
+    })
   }
   return out
+}
+
+/** Chunks per source and per section of each named tenant, the largest 20 of each (meta.json). */
+function metadataCounts(chunks: readonly Chunk[], tenants: readonly string[]) {
+  const top = (values: string[]) => {
+    const counts = new Map<string, number>()
+    for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1)
+    const sorted = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    return { distinct: counts.size, largest: Object.fromEntries(sorted.slice(0, 20)) }
+  }
+  return Object.fromEntries(
+    tenants.map((t) => {
+      const own = chunks.filter((c) => c.tenant === t)
+      return [t, { sources: top(own.map((c) => c.metadata!.source)), sections: top(own.map((c) => c.metadata!.section)) }]
+    }),
+  )
 }
 
 /** A float32 matrix as a NumPy .npy file (format 1.0). */

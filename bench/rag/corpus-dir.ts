@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, openSync, readSync, closeSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import type { IngestRow } from '../../src/index.js'
+import type { IngestRow, MetadataFilter } from '../../src/index.js'
 import type { TenantSize } from '../synthetic/corpus.js'
 
 /**
@@ -12,7 +12,7 @@ import type { TenantSize } from '../synthetic/corpus.js'
  * | `chunks.jsonl` | one chunk a line: `{"tenant": "...", "document": "...", "chunk": 0, "content": "..."}` (optional `"metadata": {...}`) |
  * | `embeddings.npy` | float32, C order, shape `[chunks, dim]`, row i the embedding of line i; or |
  * | `embeddings.f32` + `meta.json` | the same rows as raw little-endian float32, and `{"dim": 384}` |
- * | `queries.jsonl` (optional) | `{"tenant": "...", "embedding": [...], "text": "...", "split": "traffic" \| "eval", "kind": "..."}`; without it queries are sampled from each tenant's chunks. `split` (optional): `traffic` queries are sent before tuning (what the query sample learns from), `eval` ones held out for the measurement; without it they alternate |
+ * | `queries.jsonl` (optional) | `{"tenant": "...", "embedding": [...], "text": "...", "split": "traffic" \| "eval", "kind": "..."}`; without it queries are sampled from each tenant's chunks. `split` (optional): `traffic` queries are sent before tuning (what the query sample learns from), `eval` ones held out for the measurement; without it they alternate. `filters` (optional): `{"rung": {filter}, …}`, the filters `--filtered` measures the query with |
  */
 export interface CorpusDir {
   dir: string
@@ -33,6 +33,10 @@ export interface GivenQuery {
   /** Sent before tuning (`traffic`) or held out (`eval`); absent: the lines alternate. */
   split?: 'traffic' | 'eval'
   kind?: string
+  /** The document it was drawn from, if given. */
+  document?: string
+  /** Filters to measure it with, by rung (`rag-bench --corpus DIR --filtered`), if given. */
+  filters?: Record<string, MetadataFilter>
 }
 
 /** A corpus directory that does not follow the format; the CLI prints the message. */
@@ -111,15 +115,24 @@ async function readQueries(queriesFile: string, dim: number): Promise<Map<string
   let n = 0
   for await (const line of lines(queriesFile)) {
     n++
-    const q = JSON.parse(line) as { tenant?: unknown; embedding?: unknown; text?: unknown; split?: unknown; kind?: unknown }
+    const q = JSON.parse(line) as {
+      tenant?: unknown
+      embedding?: unknown
+      text?: unknown
+      split?: unknown
+      kind?: unknown
+      document?: unknown
+      filters?: unknown
+    }
     if (
       typeof q.tenant !== 'string' ||
       !Array.isArray(q.embedding) ||
       q.embedding.length !== dim ||
-      (q.split !== undefined && q.split !== 'traffic' && q.split !== 'eval')
+      (q.split !== undefined && q.split !== 'traffic' && q.split !== 'eval') ||
+      (q.filters !== undefined && (typeof q.filters !== 'object' || q.filters === null || Array.isArray(q.filters)))
     ) {
       throw new CorpusFormatError(
-        `${queriesFile} line ${n}: expected {"tenant": string, "embedding": [${dim} numbers], "text"?: string, "split"?: "traffic" | "eval"}`,
+        `${queriesFile} line ${n}: expected {"tenant": string, "embedding": [${dim} numbers], "text"?: string, "split"?: "traffic" | "eval", "filters"?: {"rung": filter}}`,
       )
     }
     const list = queries.get(q.tenant) ?? []
@@ -128,6 +141,8 @@ async function readQueries(queriesFile: string, dim: number): Promise<Map<string
       text: typeof q.text === 'string' ? q.text : undefined,
       ...(q.split ? { split: q.split as 'traffic' | 'eval' } : {}),
       ...(typeof q.kind === 'string' ? { kind: q.kind } : {}),
+      ...(typeof q.document === 'string' ? { document: q.document } : {}),
+      ...(q.filters ? { filters: q.filters as Record<string, MetadataFilter> } : {}),
     })
     queries.set(q.tenant, list)
   }

@@ -1,5 +1,7 @@
+import type { FilterTuning } from '../../src/index.js'
 import { fmt } from '../report/stats.js'
 import { renderTable } from '../report/table.js'
+import type { CorpusFiltersReport } from './phases/corpus-filters.js'
 import type { RealQueriesReport } from './rag-report.js'
 
 /**
@@ -64,4 +66,89 @@ export function renderRealQueries(r: RealQueriesReport): string[] {
     ),
     '',
   ]
+}
+
+/**
+ * The filtered phase (`--corpus DIR --filtered`) as text: per tenant, the unfiltered short queries
+ * against the exact scan, then every rung — field, whether it follows the content, selectivity,
+ * auto's recall and p50/p95 beside the exact filtered scan, and the targets each met or missed.
+ *
+ * ### Examples
+ * ```ts
+ * if (report.corpusFilters) console.log(renderCorpusFilters(report.corpusFilters).join('\n'))
+ * ```
+ */
+export function renderCorpusFilters(r: CorpusFiltersReport): string[] {
+  const pct = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`
+  const t = r.targets
+  return [
+    `4d. filtered queries on real text (${r.queries}); ${r.traffic.searches} traffic searches (${r.traffic.filtered} filtered) before optimize(), re-tune ${fmt(r.retune.seconds)} s`,
+    renderTable(
+      [
+        'tenant',
+        'chunks',
+        'held-out',
+        'ef_search',
+        'filtered budget',
+        `recall (≥ ${t.unfilteredRecall})`,
+        'p50 ms',
+        'exact p50 ms',
+        `p50 ÷ exact (≤ ${t.unfilteredRatioToExact})`,
+        'met',
+      ],
+      r.tenants.map((x) => [
+        x.tenantId,
+        String(x.chunks),
+        String(x.evalQueries),
+        x.tuning.exact ? 'exact' : String(x.tuning.efSearch ?? 'default'),
+        budget(x.tuning.filter),
+        x.unfiltered.recall.toFixed(3),
+        fmt(x.unfiltered.p50Ms),
+        fmt(x.unfiltered.exactP50Ms),
+        `${fmt(x.unfiltered.ratioToExact)}×`,
+        x.unfiltered.meetsTarget ? 'yes' : 'no',
+      ]),
+    ),
+    '',
+    renderTable(
+      [
+        'tenant',
+        'rung',
+        'field',
+        'follows text',
+        'selectivity median (min-max)',
+        `recall auto (≥ ${t.filteredRecall})`,
+        'p50 ms',
+        'p95 ms',
+        'exact p50 ms',
+        `÷ unfiltered p50 (≤ ${t.filteredLatencyFactor})`,
+        '< k',
+        'missed',
+      ],
+      r.tenants.flatMap((x) =>
+        x.rungs.map((g) => [
+          x.tenantId,
+          g.key,
+          g.field,
+          g.follows ? 'yes' : 'no',
+          `${pct(g.selectivity.median)} (${pct(g.selectivity.min)}-${pct(g.selectivity.max)})`,
+          g.recall.toFixed(3),
+          fmt(g.p50Ms),
+          fmt(g.p95Ms),
+          fmt(g.exactP50Ms),
+          `${fmt(g.ratioToUnfiltered)}×`,
+          `${g.short}/${g.queries}`,
+          [g.meetsRecall ? '' : 'recall', g.meetsLatency ? '' : 'latency'].filter(Boolean).join(', ') || '-',
+        ]),
+      ),
+    ),
+    `load average ${r.load.start.map((x) => x.toFixed(2)).join(' ')} at the start, ${r.load.end.map((x) => x.toFixed(2)).join(' ')} at the end`,
+    '',
+  ]
+}
+
+/** A tenant's filtered tuning in a few characters: candidates, exact threshold, named filters. */
+function budget(f: FilterTuning | null): string {
+  if (!f) return '-'
+  return `${f.candidates} cand., exact ≤ ${f.exactBelow}${f.exactFilters?.length ? `, ${f.exactFilters.length} named` : ''} (${f.source})`
 }

@@ -6,6 +6,7 @@ import { reportHeader } from '../report/header.js'
 import type { CorpusSpec } from '../synthetic/corpus.js'
 import { directorySource, syntheticSource } from './bench-source.js'
 import { ragFindings } from './findings.js'
+import { corpusFiltersPhase } from './phases/corpus-filters.js'
 import { hybridPhase } from './phases/hybrid.js'
 import { indexPhase } from './phases/index.js'
 import { ingestIndexedPhase } from './phases/ingest-indexed.js'
@@ -37,11 +38,15 @@ const PHASE_STEPS: Array<[Phase, (run: RagRun) => Promise<void>]> = [
  * ```ts
  * const report = await runRagBench(await provision(), resolveRagBenchConfig(options), console.error)
  * ```
+ *
+ * `filtered`: after the `queries` phase's place, the filtered queries on a corpus of your own
+ * (bench/rag/phases/corpus-filters.ts; `--corpus DIR --filtered`).
  */
 export async function runRagBench(
   provisioned: ProvisionedDatabase,
   c: RagBenchConfig,
   log: (line: string) => void,
+  options: { filtered?: boolean } = {},
 ): Promise<RagBenchReport> {
   const started = performance.now()
   const { db } = provisioned
@@ -62,7 +67,10 @@ export async function runRagBench(
   const source = c.corpus ? directorySource(c.corpus, store, db, c.seed) : syntheticSource(spec, c.seed)
   const run = newRagRun(c, db, store, source, report, log)
   await ingestPhase(run)
-  for (const [phase, step] of PHASE_STEPS) if (c.phases.has(phase)) await step(run)
+  for (const [phase, step] of PHASE_STEPS) {
+    if (c.phases.has(phase)) await step(run)
+    if (phase === 'queries' && options.filtered) await corpusFiltersPhase(run)
+  }
   if (c.phases.has('findings')) report.findings = ragFindings(report)
   report.citus = await citusSearchPlacement(run)
   if (!c.keep) await sql.raw(`drop schema if exists ${BENCH_SCHEMA} cascade`).execute(db)
