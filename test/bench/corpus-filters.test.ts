@@ -177,6 +177,7 @@ describe('rendered filtered phase', () => {
       p50Ms,
       selectivity: { median: 0.02, min: 0.001, max: 0.2 },
       atMostK: 0,
+      aboveExactBelow: 1,
       ratioToUnfiltered: p50Ms / 2,
       ratioToExact: p50Ms / 10,
       meetsRecall: recall >= 0.98,

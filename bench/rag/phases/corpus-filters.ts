@@ -50,6 +50,12 @@ export interface CorpusFilterRungResult extends SideBySide {
   selectivity: { median: number; min: number; max: number }
   /** Queries whose filter matched at most 10 rows (the whole answer is the filter's rows). */
   atMostK: number
+  /**
+   * Queries whose filter matched more rows than the tenant's tuned exact threshold
+   * (`filter.exactBelow`): the ones auto walks the index for, unless the filter is one tuning
+   * named for the exact branch; the others are scored exactly (recall 1 by construction).
+   */
+  aboveExactBelow: number
   ratioToUnfiltered: number
   ratioToExact: number
   meetsRecall: boolean
@@ -254,6 +260,7 @@ async function measureTenant(
       ...r,
       selectivity: { median: median(shares), min: Math.min(...shares), max: Math.max(...shares) },
       atMostK: cases.filter((x) => x.matching <= K).length,
+      aboveExactBelow: cases.filter((x) => x.matching > (tuning?.filter?.exactBelow ?? Infinity)).length,
       ratioToUnfiltered: r.p50Ms / plain.p50Ms,
       ratioToExact: r.p50Ms / r.exactP50Ms,
       meetsRecall: r.recall >= FILTERED_RECALL_TARGET,
@@ -262,7 +269,8 @@ async function measureTenant(
     rungs.push(result)
     run.log(
       `${tenantId} ${rung.key.padEnd(14)} sel ${(result.selectivity.median * 100).toFixed(2).padStart(6)}%: ` +
-        `auto ${r.recall.toFixed(3)} @ ${r.p50Ms.toFixed(2)} ms (p95 ${r.p95Ms.toFixed(2)}), exact ${r.exactP50Ms.toFixed(2)} ms` +
+        `auto ${r.recall.toFixed(3)} @ ${r.p50Ms.toFixed(2)} ms (p95 ${r.p95Ms.toFixed(2)}), exact ${r.exactP50Ms.toFixed(2)} ms, ` +
+        `${result.aboveExactBelow}/${r.queries} above the exact threshold` +
         `${result.meetsRecall ? '' : ' [recall miss]'}${result.meetsLatency ? '' : ' [latency miss]'}`,
     )
   }
