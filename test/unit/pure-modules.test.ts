@@ -350,6 +350,8 @@ describe('the filtered budget (issue #35)', () => {
     // Each filter keeps the searches it was sent with, then the tenant's queries in turn.
     expect(byFilter({ ct: { $lt: 500 } })).toEqual([100, 101, 0, 1, 2])
     expect(byFilter({ owner: 'ana' })).toEqual([102, 0, 1, 2, 3])
+    // The searches users sent are marked (a filter sent twice or more may be named for the exact branch).
+    expect(found.cases.filter((c) => c.sent).map((c) => c.embedding[0])).toEqual([100, 101, 102])
     // Many distinct filters share 2 × sample searches: each keeps its own, topped up less.
     const small = (await filterCases(sources, 'acme', 1000, queries, { minRecent: 3, sample: 3, perFilter: 5 }))!
     expect(small.cases.length).toBe(6)

@@ -6,11 +6,13 @@ import {
   type Database,
   type FilterStrategy,
   type IngestRow,
+  type OptimizeResult,
   type RecallCount,
   type ServerInfo,
   type TenantStore,
   type TenantTuning,
 } from '../../../src/index.js'
+import type { FilterTuningReport } from '../../../src/bench-kit.js'
 import { machineInfo, type MachineInfo } from '../../report/machine.js'
 import { percentile } from '../../report/stats.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../synthetic/corpus.js'
@@ -52,6 +54,8 @@ export interface TenantSection {
   /** The unfiltered exact scan (`exactSearch`), for the index's worth: p50 ÷ this. */
   exact: StrategyResult
   tuning: TenantTuning | null
+  /** What `optimize()` measured of its filtered path: each budget tried, each filter at the choice. */
+  filterTuning?: Pick<FilterTuningReport, 'tried' | 'filters'>
 }
 
 /** One strategy (or peer) on one filter. */
@@ -176,8 +180,9 @@ export async function runFilterBench(
     const optimizeSeconds = (performance.now() - t0) / 1000
     for (const note of optimized.notes) log(`optimize: ${note}`)
     await sql.raw(`vacuum analyze ${FILTER_SCHEMA}.chunks`).execute(db)
-    const easy = await measureTenant(store, spec, TENANT, ladder, c, peers, log)
-    const hardOut = c.hard ? await measureTenant(store, hard, HARD, ladder, c, [], log) : undefined
+    const tuned = (id: string) => filterTuningOf(optimized, id)
+    const easy = await measureTenant(store, spec, TENANT, ladder, c, peers, log, tuned(TENANT))
+    const hardOut = c.hard ? await measureTenant(store, hard, HARD, ladder, c, [], log, tuned(HARD)) : undefined
     return {
       machine: machineInfo(),
       server,
@@ -223,6 +228,7 @@ async function measureTenant(
   c: FilterBenchConfig,
   peers: FilterPeer[],
   log: (line: string) => void,
+  filterTuning?: TenantSection['filterTuning'],
 ): Promise<{ tenant: TenantSection; filters: FilterResult[]; targets: FilterBenchReport['targets'] }> {
   const tuning = (await store.tenantTuning()).find((t) => t.tenantId === id) ?? null
   const tenant = store.forTenant(id)
@@ -237,8 +243,22 @@ async function measureTenant(
   )
   const filters: FilterResult[] = []
   for (const rung of ladder) filters.push(await measureRung(tenant, id, rung, queries, c, tuning, peers, log))
-  const section = { id, chunks: spec.tenants[0]!.chunks, efSearch: tuning?.efSearch ?? null, unfiltered, exact, tuning }
+  const section = {
+    id,
+    chunks: spec.tenants[0]!.chunks,
+    efSearch: tuning?.efSearch ?? null,
+    unfiltered,
+    exact,
+    tuning,
+    ...(filterTuning ? { filterTuning } : {}),
+  }
   return { tenant: section, filters, targets: targets(filters, unfiltered.p50Ms) }
+}
+
+/** What `optimize()` measured of a tenant's filtered path: each budget tried, each filter at the choice. */
+function filterTuningOf(optimized: OptimizeResult, id: string): TenantSection['filterTuning'] {
+  const f = optimized.tuning.tenants.find((t) => t.tenantId === id)?.filter
+  return f ? { tried: f.tried, filters: f.filters } : undefined
 }
 
 /**

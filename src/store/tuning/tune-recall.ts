@@ -43,7 +43,7 @@ export interface RecallTuningOptions {
   filters?: boolean
   /** A tenant's filtered path is tuned on its sampled filtered searches when it has at least this many; else on synthetic filters. Default 20. */
   minRecentFilters?: number
-  /** Tuning queries each synthetic filter is measured with. Default 20. */
+  /** Searches each filter is measured with: a synthetic filter with this many tuning queries, a sent one topped up to it with the tenant's tuning queries (within 2 × `sample` in all). Default 20. */
   filterQueries?: number
   /** Queries sampled from the tenant's chunks. Default 200. */
   sample?: number
@@ -328,7 +328,7 @@ async function tuneFiltered(
     walkP50Ms: null,
     exactMsPerRow: null,
   }
-  return { choice, tried: [] }
+  return { choice, tried: [], filters: [] }
 }
 
 /** The queries a tenant is tuned on: the given ones, else its recent queries when it has enough, else a chunk sample. */

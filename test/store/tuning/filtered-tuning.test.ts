@@ -260,6 +260,17 @@ describe('the query sample keeps the filter', () => {
     expect(a.filter!.choice.source).toBe('recent')
     expect(a.filter!.choice.filters).toBe(2)
     expect(a.filter!.choice.recall).toBeGreaterThanOrEqual(0.98)
+    // Each sent filter is measured on every sampled search of it (here ~32 each of the 63 the sample kept,
+    // at least 20 with top-ups) and takes one branch at the choice: exact (by count or by name) or a
+    // walk that met the target on tuning.
+    const { choice, filters } = a.filter!
+    expect(filters.every((f) => f.searches >= 20)).toBe(true)
+    expect(filters.reduce((n, f) => n + f.searches, 0)).toBe(choice.queries)
+    for (const f of filters) {
+      const named = (choice.exactFilters ?? []).includes(f.key)
+      expect(f.branch, f.key).toBe(f.matching <= choice.exactBelow || named ? 'exact' : 'walk')
+      if (f.branch === 'walk') expect(f.walkRecall!, f.key).toBeGreaterThanOrEqual(0.98)
+    }
     const lines = await store.recallReport()
     const line = lines.find((l) => l.tenantId === 'a')!
     expect(line.filtered).toMatchObject({ queries: a.filter!.choice.queries })

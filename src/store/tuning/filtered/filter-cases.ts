@@ -61,7 +61,7 @@ function toppedUp(
   for (const c of recent) {
     const key = filterKey(parseFilter(c.filter, 'sampled filter'))
     const list = byKey.get(key) ?? []
-    list.push(c)
+    list.push({ ...c, sent: true })
     byKey.set(key, list)
   }
   const each = Math.min(limits.perFilter, Math.floor((2 * limits.sample) / Math.max(1, byKey.size)))

@@ -9,6 +9,8 @@ import { countRecall, recallOf, type RecallCount } from '../recall.js'
 export interface FilteredSearchCase {
   embedding: Embedding
   filter: MetadataFilter
+  /** A search a user sent with this filter (the query sample), not a tuning query paired with it. */
+  sent?: boolean
 }
 
 /** Candidates (for k = 10) the filtered walk is tried with, in order: its `ef_search` comes from the tenant's tuning, scaled by selectivity. */
@@ -38,6 +40,8 @@ export interface FilterTuningReport {
     /** The measured filters' searches at this budget, each at its branch's median (ms, summed). */
     costMs: number
   }>
+  /** Each measured filter at the choice: its key, matching rows, searches, the branch it takes, and its walk's recall there (null: not walked). */
+  filters: Array<{ key: string; matching: number; searches: number; branch: 'exact' | 'walk'; walkRecall: number | null }>
 }
 
 /** One distinct filter of the cases: its tree's key, matching rows, and its searches with their exact answers. */
@@ -45,6 +49,8 @@ interface MeasuredFilter {
   /** Its tree's key (`filterKey`): how a search recognises it. */
   key: string
   matching: number
+  /** Searches users sent with it (a filter sent twice or more repeats: it can be named for the exact branch). */
+  sent: number
   searches: Array<{ embedding: Embedding; filter: MetadataFilter; truth: SearchResult[]; exactMs: number }>
 }
 
@@ -70,8 +76,8 @@ interface Step {
  * as searches run it. At each budget the exact threshold is the one that costs the measured filters
  * least — each filter at or below it at its exact answer's median time, each above at its walk's —
  * and at least a quarter of the modelled one. A budget meets the target when every selectivity band
- * of the filters above its threshold does — and all of them together the target plus its 95%
- * sampling margin. Tuned on the filters users sent, a filter whose own walk misses the target is
+ * of the filters above its threshold meets the target plus an 80% sampling margin, and all of them
+ * together the target plus the 95% margin. Tuned on the filters users sent, a filter whose own walk misses the target is
  * named for the exact branch instead (`exactFilters`: they repeat) and the others keep the walk.
  * Of the budgets that meet the target the one whose measured searches cost least is chosen (so a
  * tenant where HNSW is easy keeps the unscaled walk, and one where it is hard scales it). When none
@@ -133,7 +139,18 @@ export async function tuneFilteredPath(
     selectivityScale: pick?.selectivityScale ?? MAX_SELECTIVITY_SCALE,
   }
   const tried = steps.map(({ walks: _walks, alone, ...s }) => ({ ...s, exactFilters: alone.length }))
-  return { choice, tried }
+  const measured = filters.map((f) => {
+    const walks = pick?.walks.get(f)
+    const exact = !pick || f.matching <= pick.exactBelow || pick.alone.includes(f)
+    return {
+      key: f.key,
+      matching: f.matching,
+      searches: f.searches.length,
+      branch: exact ? ('exact' as const) : ('walk' as const),
+      walkRecall: walks?.length ? recallOf(walks).recall : null,
+    }
+  })
+  return { choice, tried, filters: measured }
 }
 
 /**
@@ -149,21 +166,35 @@ async function measureStep(
   const { candidates, selectivityScale, floor, target, rows } = at
   const { walks, ms, walkMs } = await measureWalks(handle, walked, candidates, selectivityScale)
   const walkP50Ms = ms.length ? percentile(ms, 50) : null
-  const costBelow = cheapestThreshold(walked, walkMs, floor)
-  // The filters users sent repeat: one whose own walk misses the target is answered exactly by
-  // name (a filter that follows the content may miss where an independent one of its size does
-  // not); the threshold is left to the rest.
+  // The filters users sent repeat: one sent twice or more whose own walk misses the target, or costs
+  // more than its exact answer, is answered exactly by name (a filter that follows the content may
+  // miss where an independent one of its size does not); the threshold by count is left to the
+  // rest, so it does not send the independent filters of that size to the exact branch too.
   const alone =
     at.source === 'recent'
-      ? walked.filter((f) => f.matching > costBelow && recallOf(walks.get(f) ?? []).recall < target).slice(0, MAX_EXACT_FILTERS)
+      ? walked
+          .filter((f) => f.sent >= 2)
+          .filter(
+            (f) => recallOf(walks.get(f) ?? []).recall < target || median(f.searches.map((x) => x.exactMs)) < median(walkMs.get(f) ?? []),
+          )
+          .slice(0, MAX_EXACT_FILTERS)
       : []
   const rest = walked.filter((f) => !alone.includes(f))
+  // With every measured filter named, the threshold for filters not seen yet is what all of them cost.
+  const costBelow = cheapestThreshold(rest.length ? rest : walked, walkMs, floor)
   const bands = bandRecalls(rest, walks, costBelow, rows)
-  // Each band held to the target; all the walked searches together to the target plus the 95% sampling
-  // margin of their results, as the unfiltered tuning is (a band of a few filters is too small a sample for a margin).
-  const pooled = bandRecall(rest, walks, costBelow)
-  const short = pooled !== undefined && pooled.recall < withMargin(target, pooled.searches * 10)
-  const missed = bands.filter((b) => b.recall < target || (short && b.recall < withMargin(target, pooled.searches * 10)))
+  // The cheapest of several budgets that pass on a sample is the one most likely to pass by luck, so
+  // each band is held to the target plus a one-sided 80% margin of its results (a band of one
+  // filter has ~200: 0.9885 for 0.98 — a 95% margin there, 0.997, is above what the unfiltered
+  // walk reaches on some tenants), and all the walked searches together to the target plus the 95%
+  // margin, as the unfiltered tuning is.
+  const pooled = rest.filter((f) => f.matching > costBelow).flatMap((f) => walks.get(f) ?? [])
+  const pooledShort = pooled.length > 0 && recallOf(pooled).recall < withMargin(target, pooled.length * 10, Z95)
+  // A budget that walks less than the default (unscaled) must show it with 95% per band too.
+  const bandZ = selectivityScale < MAX_SELECTIVITY_SCALE ? Z95 : Z80
+  const missed = bands.filter(
+    (b) => b.recall < withMargin(target, b.searches * 10, bandZ) || (pooledShort && b.recall < withMargin(target, pooled.length * 10, Z95)),
+  )
   const exactBelow = Math.max(costBelow, ...rest.filter((f) => missed.some((b) => inBand(f, b.below, rows))).map((f) => f.matching))
   let costMs = 0
   for (const f of walked) {
@@ -224,10 +255,14 @@ function median(values: readonly number[]): number {
   return values.length ? percentile(values, 50) : Infinity
 }
 
-/** `target` plus a one-sided 95% margin for a proportion measured over `results` (as `requiredOnSample`). */
-function withMargin(target: number, results: number): number {
+/** One-sided normal quantiles: 95% (as `requiredOnSample`) and 80%. */
+const Z95 = 1.645
+const Z80 = 0.842
+
+/** `target` plus a one-sided margin (`z`) for a proportion measured over `results`. */
+function withMargin(target: number, results: number, z: number): number {
   if (target >= 1) return 1
-  return Math.min(1, target + 1.645 * Math.sqrt((target * (1 - target)) / Math.max(1, results)))
+  return Math.min(1, target + z * Math.sqrt((target * (1 - target)) / Math.max(1, results)))
 }
 
 /** Each distinct filter's matching rows, and the exact answer of each of its searches (timed). */
@@ -236,7 +271,8 @@ async function measureExact(handle: TenantStore, cases: readonly FilteredSearchC
   for (const c of cases) {
     const key = filterKey(parseFilter(c.filter, 'tuning filter'))
     let f = byKey.get(key)
-    if (!f) byKey.set(key, (f = { key, matching: await handle.count(c.filter), searches: [] }))
+    if (!f) byKey.set(key, (f = { key, matching: await handle.count(c.filter), sent: 0, searches: [] }))
+    if (c.sent) f.sent++
     const t0 = performance.now()
     const truth = await handle.exactSearch(c.embedding, { k: 10, filter: c.filter })
     f.searches.push({ embedding: c.embedding, filter: c.filter, truth, exactMs: performance.now() - t0 })
@@ -291,16 +327,6 @@ function bandRecalls(
     if (counts.length) out.push({ below, recall: recallOf(counts).recall, searches: counts.length })
   }
   return out
-}
-
-/** Pooled walk recall over every filter the walk would serve (matching more than `exactBelow`). */
-function bandRecall(
-  filters: readonly MeasuredFilter[],
-  walks: ReadonlyMap<MeasuredFilter, RecallCount[]>,
-  exactBelow: number,
-): { recall: number; searches: number } | undefined {
-  const counts = filters.filter((f) => f.matching > exactBelow).flatMap((f) => walks.get(f) ?? [])
-  return counts.length ? { recall: recallOf(counts).recall, searches: counts.length } : undefined
 }
 
 /** Whether a filter's selectivity falls in the band that ends at `below` (bands are consecutive). */
