@@ -90,8 +90,9 @@ class Compiler {
       case 'const':
         return node.value ? 'true' : 'false'
       case 'and':
+        return at === 'top' ? this.andTop(node.children, root) : `(${node.children.map((c) => this.node(c, root, at)).join(' and ')})`
       case 'or':
-        return `(${node.children.map((c) => this.node(c, root, at)).join(` ${node.kind} `)})`
+        return `(${node.children.map((c) => this.node(c, root, at)).join(' or ')})`
       case 'not':
         return `(not ${this.node(node.child, root, 'inner')})`
       case 'eq':
@@ -163,15 +164,65 @@ class Compiler {
   }
 
   /**
-   * A condition on a declared field of the operand's type, at the top level (not inside
-   * `$elemMatch`): the index expression, exact where it is not null, the general form where it is.
+   * A top-level `and`: its children as usual, except that comparisons on one declared field of one
+   * type (`{ year: { $gte: 2020, $lt: 2024 } }`) become one condition, `((index_expr >= a and
+   * index_expr < b) or (index_expr is null and <general forms>))`, so the field's index serves both
+   * bounds (as separate conditions each OR has its own, and the index serves one). The same rows: a
+   * scalar field is judged by the index expression, an array by the general forms, as before.
    */
-  indexed(node: Extract<FilterNode, { kind: 'eq' | 'in' | 'cmp' }>, root: string): string | undefined {
+  andTop(children: readonly FilterNode[], root: string): string {
+    const groups = new Map<string, Array<Extract<FilterNode, { kind: 'cmp' }>>>()
+    for (const c of children) {
+      const type = c.kind === 'cmp' ? this.indexableType(c) : undefined
+      if (c.kind !== 'cmp' || !type) continue
+      const key = JSON.stringify([c.path, type])
+      groups.set(key, [...(groups.get(key) ?? []), c])
+    }
+    const parts: string[] = []
+    const done = new Set<FilterNode>()
+    for (const c of children) {
+      if (done.has(c)) continue
+      const group = c.kind === 'cmp' ? [...groups.values()].find((g) => g.length > 1 && g.includes(c)) : undefined
+      if (!group) {
+        parts.push(this.node(c, root, 'top'))
+        continue
+      }
+      const forms = group.map((g) => this.indexedForm(g, root)!)
+      for (const g of group) done.add(g)
+      parts.push(
+        `((${forms.map((f) => f.condition).join(' and ')}) or (${forms[0]!.expression} is null and ${forms.map((f) => f.general).join(' and ')}))`,
+      )
+    }
+    return `(${parts.join(' and ')})`
+  }
+
+  /** The declared field type a condition's operands share, when the field has an index of it (else undefined). */
+  indexableType(node: Extract<FilterNode, { kind: 'eq' | 'in' | 'cmp' }>): MetadataFieldType | undefined {
     const fields = this.options.fields
     if (!fields || fields.size === 0) return undefined
     const operands = node.kind === 'in' ? node.values : [node.value]
     const type = commonType(operands)
     if (!type || !fields.has(node.path, type) || (node.kind === 'in' && type === 'boolean')) return undefined
+    return type
+  }
+
+  /**
+   * A condition on a declared field of the operand's type, at the top level (not inside
+   * `$elemMatch`): the index expression, exact where it is not null, the general form where it is.
+   */
+  indexed(node: Extract<FilterNode, { kind: 'eq' | 'in' | 'cmp' }>, root: string): string | undefined {
+    const form = this.indexedForm(node, root)
+    return form && `(${form.condition} or (${form.expression} is null and ${form.general}))`
+  }
+
+  /** The parts of {@link indexed}: the index expression, the condition on it, and the general form. */
+  indexedForm(
+    node: Extract<FilterNode, { kind: 'eq' | 'in' | 'cmp' }>,
+    root: string,
+  ): { expression: string; condition: string; general: string } | undefined {
+    const type = this.indexableType(node)
+    if (!type) return undefined
+    const operands = node.kind === 'in' ? node.values : [node.value]
     const expression = fieldExpression(root, node.path, type, this.options.instantFunction)
     let condition: string
     if (node.kind === 'in') {
@@ -193,7 +244,7 @@ class Compiler {
         : node.kind === 'in'
           ? this.in(root, node.path, node.values)
           : this.cmp(root, node.path, node.op, node.value)
-    return `(${condition} or (${expression} is null and ${general}))`
+    return { expression, condition, general }
   }
 }
 

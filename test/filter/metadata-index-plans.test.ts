@@ -67,6 +67,21 @@ describe('metadata indexes serve filters on their fields', () => {
     expect(await countPlan({ price: { $in: [1, 2, 3] } })).toContain(price)
   })
 
+  it('a range with two bounds on one declared field puts both bounds in the index condition', async () => {
+    const conditions = async (filter: MetadataFilter) => {
+      const f = compileFilter(parseFilter(filter, 'plan'), { first: 2, fields, instantFunction: isoInstantFunction(undefined) })
+      const plan = await explain(t.db, renderFilteredStatements(store.config).count(f.sql), ['acme', ...f.params])
+      return planNodes(plan).flatMap((n) => (n['Index Name'] && n['Index Cond'] ? [`${n['Index Name']}: ${n['Index Cond']}`] : []))
+    }
+    const price = await indexOf('price')
+    const both = (await conditions({ price: { $gte: 10, $lt: 12 } })).filter((c) => c.startsWith(price))
+    expect(both.some((c) => c.includes('>=') && c.includes('<') && !c.includes('<=')), both.join('\n')).toBe(true)
+    const at = await indexOf('at')
+    const window = { $gte: new Date('2024-02-01T00:00:00Z'), $lt: new Date('2024-02-01T06:00:00Z') }
+    const dated = (await conditions({ at: window, owner: 'u7' })).filter((c) => c.startsWith(at))
+    expect(dated.some((c) => c.includes('>=') && c.includes('<')), dated.join('\n')).toBe(true)
+  })
+
   it('a string field, and a timestamp range with a Date', async () => {
     expect(await countPlan({ owner: 'u7' })).toContain(await indexOf('owner'))
     expect(await countPlan({ at: { $gte: new Date('2024-02-01T00:00:00Z'), $lt: new Date('2024-02-01T06:00:00Z') } })).toContain(

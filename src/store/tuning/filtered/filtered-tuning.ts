@@ -71,16 +71,19 @@ interface Step {
  * Tunes a tenant's filtered path on `cases` (its sampled filtered searches, or synthetic filters
  * paired with its tuning queries): counts each filter's rows, takes each search's exact answer
  * (timed: the exact branch's cost per matching row), then walks the index for every filter at
- * each budget — 40, 80 and 160 candidates ({@link CANDIDATE_STEPS}), first at the tenant's
- * `ef_search` unscaled, then scaled by each filter's selectivity ({@link SELECTIVITY_SCALES}) —
- * as searches run it. At each budget the exact threshold is the one that costs the measured filters
+ * each budget — 40, 80 and 160 candidates ({@link CANDIDATE_STEPS}), at the tenant's `ef_search`
+ * unscaled and scaled by each filter's selectivity ({@link SELECTIVITY_SCALES}) — as searches run
+ * it, every budget and the exact answer on each search in turn (their times compare). At each budget the exact threshold is the one that costs the measured filters
  * least — each filter at or below it at its exact answer's median time, each above at its walk's —
  * and at least a quarter of the modelled one. A budget meets the target when every selectivity band
- * of the filters above its threshold meets the target plus an 80% sampling margin, and all of them
- * together the target plus the 95% margin. Tuned on the filters users sent, a filter whose own walk misses the target is
+ * of the filters above its threshold meets it (an unscaled budget, which walks less than the
+ * default: with the 95% sampling margin), and all of them together with the 95% margin. Tuned on the filters users sent, a filter whose own walk misses the target is
  * named for the exact branch instead (`exactFilters`: they repeat) and the others keep the walk.
- * Of the budgets that meet the target the one whose measured searches cost least is chosen (so a
- * tenant where HNSW is easy keeps the unscaled walk, and one where it is hard scales it). When none
+ * An unscaled budget meets it only where the scaled one of its candidates finds no more of the true
+ * neighbours on the same searches. Of the budgets that meet the target the one whose measured
+ * searches cost least is chosen — of
+ * those within 5% of it, the least effort (unscaled first, fewest candidates) — so a tenant where
+ * HNSW is easy keeps the unscaled walk, and one where it is hard scales it. When none
  * does, the largest is, and the threshold rises to cover the filters of the bands that missed (they
  * are scored exactly: recall before speed). The recall of the choice counts searches at or below
  * the threshold, or named, as exact (1).
@@ -104,22 +107,25 @@ export async function tuneFilteredPath(
 ): Promise<FilterTuningReport> {
   const filters = await measureExact(handle, cases)
   const all = filters.flatMap((f) => f.searches)
-  const exactCost = fitExactCost(filters)
-  const exactMsPerRow = exactCost?.perRowMs ?? null
   const floor = Math.floor((modelExactBelow({ ...tenant, rowsAtTuning: tenant.rows }) ?? 1000) / 4)
   const walked = filters.filter((f) => f.matching > floor)
-  const steps: Step[] = []
-  for (const selectivityScale of SELECTIVITY_SCALES) {
-    for (const candidates of CANDIDATE_STEPS) {
-      const step = await measureStep(handle, walked, { candidates, selectivityScale, floor, ...tenant })
-      steps.push(step)
-      // More candidates at this scale cost more: the first that meets the target with no filter named
-      // for the exact branch is this scale's best (one with named filters may cost more than a larger walk).
-      if (step.met && step.alone.length === 0) break
-    }
+  const budgets = SELECTIVITY_SCALES.flatMap((selectivityScale) => CANDIDATE_STEPS.map((candidates) => ({ candidates, selectivityScale })))
+  const walksAt = await measureWalks(handle, walked, budgets)
+  const steps = budgets.map((budget, i) => judgeStep(walked, walksAt[i]!, { ...budget, floor, ...tenant }))
+  // The walk is left unscaled only where scaling finds nothing more: on the same searches, an unscaled
+  // budget must find as many of the true neighbours as the scaled one of its candidates.
+  const found = (s: Step) => recallOf(walked.flatMap((f) => s.walks.get(f) ?? [])).recall
+  for (const s of steps) {
+    const scaled = steps.find((x) => x.candidates === s.candidates && x.selectivityScale === MAX_SELECTIVITY_SCALE)
+    if (s.selectivityScale < MAX_SELECTIVITY_SCALE && scaled && found(s) < found(scaled)) s.met = false
   }
+  // The exact branch's cost per row, from the exact answers timed beside the walks (the others' first timing).
+  const exactMsPerRow = fitExactCost(filters)?.perRowMs ?? null
+  // Of the budgets that met the target, the least effort (unscaled first, fewest candidates) among those
+  // within TIE of the cheapest: timings of one run differ by a few per cent, a smaller walk does not.
   const met = steps.filter((s) => s.met)
-  const pick = met.length ? met.reduce((a, b) => (b.costMs < a.costMs ? b : a)) : steps.at(-1)
+  const cheapest = Math.min(...met.map((s) => s.costMs))
+  const pick = met.length ? met.find((s) => s.costMs <= cheapest * (1 + TIE)) : steps.at(-1)
   const counts = filters.flatMap((f) =>
     // A filter at or below the threshold, or named, takes the exact branch: each of its searches a full hit.
     !pick || f.matching <= pick.exactBelow || pick.alone.includes(f)
@@ -154,20 +160,19 @@ export async function tuneFilteredPath(
 }
 
 /**
- * Walks every filter of `walked` at one budget and judges it: the cheapest exact threshold, the
+ * Judges one budget from its walks of every filter of `walked`: the cheapest exact threshold, the
  * sent filters named for the exact branch, whether the bands meet the target, and what the
  * measured searches cost at it.
  */
-async function measureStep(
-  handle: TenantStore,
+function judgeStep(
   walked: readonly MeasuredFilter[],
+  { walks, ms, walkMs }: Walks,
   at: { candidates: number; selectivityScale: number; floor: number; target: number; rows: number; source: 'recent' | 'synthetic' },
-): Promise<Step> {
+): Step {
   const { candidates, selectivityScale, floor, target, rows } = at
-  const { walks, ms, walkMs } = await measureWalks(handle, walked, candidates, selectivityScale)
   const walkP50Ms = ms.length ? percentile(ms, 50) : null
   // The filters users sent repeat: one sent twice or more whose own walk misses the target, or costs
-  // more than its exact answer, is answered exactly by name (a filter that follows the content may
+  // clearly more than its exact answer, is answered exactly by name (a filter that follows the content may
   // miss where an independent one of its size does not); the threshold by count is left to the
   // rest, so it does not send the independent filters of that size to the exact branch too.
   const alone =
@@ -175,7 +180,9 @@ async function measureStep(
       ? walked
           .filter((f) => f.sent >= 2)
           .filter(
-            (f) => recallOf(walks.get(f) ?? []).recall < target || median(f.searches.map((x) => x.exactMs)) < median(walkMs.get(f) ?? []),
+            (f) =>
+              recallOf(walks.get(f) ?? []).recall < target ||
+              median(f.searches.map((x) => x.exactMs)) < CLEARLY_CHEAPER * median(walkMs.get(f) ?? []),
           )
           .slice(0, MAX_EXACT_FILTERS)
       : []
@@ -183,15 +190,15 @@ async function measureStep(
   // With every measured filter named, the threshold for filters not seen yet is what all of them cost.
   const costBelow = cheapestThreshold(rest.length ? rest : walked, walkMs, floor)
   const bands = bandRecalls(rest, walks, costBelow, rows)
-  // The cheapest of several budgets that pass on a sample is the one most likely to pass by luck, so
-  // each band is held to the target plus a one-sided 80% margin of its results (a band of one
-  // filter has ~200: 0.9885 for 0.98 — a 95% margin there, 0.997, is above what the unfiltered
-  // walk reaches on some tenants), and all the walked searches together to the target plus the 95%
-  // margin, as the unfiltered tuning is.
+  // Each band is held to the target, and all the walked searches together to the target plus the 95%
+  // sampling margin of their results, as the unfiltered tuning is. A budget that walks less than the
+  // default (unscaled) must show each band with that margin too: the cheapest of several budgets
+  // that pass on a sample is the one most likely to pass by luck (a band has a few hundred results).
+  // The default is held to the target alone: on a tenant whose own walk stalls near the target (near
+  // copies) a band of one filter cannot show a margin its unfiltered search does not have.
   const pooled = rest.filter((f) => f.matching > costBelow).flatMap((f) => walks.get(f) ?? [])
   const pooledShort = pooled.length > 0 && recallOf(pooled).recall < withMargin(target, pooled.length * 10, Z95)
-  // A budget that walks less than the default (unscaled) must show it with 95% per band too.
-  const bandZ = selectivityScale < MAX_SELECTIVITY_SCALE ? Z95 : Z80
+  const bandZ = selectivityScale < MAX_SELECTIVITY_SCALE ? Z95 : 0
   const missed = bands.filter(
     (b) => b.recall < withMargin(target, b.searches * 10, bandZ) || (pooledShort && b.recall < withMargin(target, pooled.length * 10, Z95)),
   )
@@ -255,9 +262,14 @@ function median(values: readonly number[]): number {
   return values.length ? percentile(values, 50) : Infinity
 }
 
-/** One-sided normal quantiles: 95% (as `requiredOnSample`) and 80%. */
+/** A filter's exact answer is clearly cheaper than its walk below this share of the walk's median: it is then named (a smaller difference flips between runs). */
+const CLEARLY_CHEAPER = 0.8
+
+/** Budgets whose measured cost is within this share of the cheapest count as tied: the least effort wins. */
+const TIE = 0.05
+
+/** The one-sided normal quantile of a 95% margin (as `requiredOnSample`). */
 const Z95 = 1.645
-const Z80 = 0.842
 
 /** `target` plus a one-sided margin (`z`) for a proportion measured over `results`. */
 function withMargin(target: number, results: number, z: number): number {
@@ -280,38 +292,58 @@ async function measureExact(handle: TenantStore, cases: readonly FilteredSearchC
   return [...byKey.values()].filter((f) => f.matching > 0)
 }
 
-/** The walk (`filterStrategy: 'index'`, no exact fallback, the tenant's tuned `ef_search`) at `candidates` and `selectivityScale` for every search of `filters`: recall counts per filter, and times. */
+/** One budget's walks: recall counts and times per filter, and all its times. */
+interface Walks {
+  walks: Map<MeasuredFilter, RecallCount[]>
+  ms: number[]
+  walkMs: Map<MeasuredFilter, number[]>
+}
+
+/**
+ * The walk (`filterStrategy: 'index'`, no exact fallback, the tenant's tuned `ef_search`) at each
+ * of `budgets` for every search of `filters`, and the search's exact answer timed again beside
+ * them: on each search every budget and the exact answer in turn, the order rotating, so that their
+ * times compare under the same conditions (a busy moment of the machine falls on all of them).
+ * Each filter's searches get their `exactMs` from these runs.
+ */
 async function measureWalks(
   handle: TenantStore,
   filters: readonly MeasuredFilter[],
-  candidates: number,
-  selectivityScale: number,
-): Promise<{ walks: Map<MeasuredFilter, RecallCount[]>; ms: number[]; walkMs: Map<MeasuredFilter, number[]> }> {
-  const walks = new Map<MeasuredFilter, RecallCount[]>()
-  const walkMs = new Map<MeasuredFilter, number[]>()
-  const ms: number[] = []
+  budgets: ReadonlyArray<{ candidates: number; selectivityScale: number }>,
+): Promise<Walks[]> {
+  const out: Walks[] = budgets.map(() => ({ walks: new Map(), ms: [], walkMs: new Map() }))
   for (const f of filters) {
-    const counts: RecallCount[] = []
-    const own: number[] = []
-    walkMs.set(f, own)
-    for (const s of f.searches) {
-      const t0 = performance.now()
-      const got = await handle.search(s.embedding, {
-        k: 10,
-        filter: s.filter,
-        // At the tenant's tuned ef_search (saved before this), scaled by each filter's selectivity as searches are.
-        filterStrategy: 'index',
-        filterCandidates: candidates,
-        selectivityScale,
-        exactFallback: false,
-      })
-      own.push(performance.now() - t0)
-      ms.push(own.at(-1)!)
-      counts.push(countRecall(s.truth, got))
+    for (const w of out) {
+      w.walks.set(f, [])
+      w.walkMs.set(f, [])
     }
-    walks.set(f, counts)
+    for (const [i, s] of f.searches.entries()) {
+      const order = [...budgets.keys(), -1]
+      for (let j = 0; j < order.length; j++) {
+        const b = order[(i + j) % order.length]!
+        const t0 = performance.now()
+        if (b < 0) {
+          await handle.exactSearch(s.embedding, { k: 10, filter: s.filter })
+          s.exactMs = performance.now() - t0
+          continue
+        }
+        const got = await handle.search(s.embedding, {
+          k: 10,
+          filter: s.filter,
+          // At the tenant's tuned ef_search (saved before this), scaled by each filter's selectivity as searches are.
+          filterStrategy: 'index',
+          filterCandidates: budgets[b]!.candidates,
+          selectivityScale: budgets[b]!.selectivityScale,
+          exactFallback: false,
+        })
+        const ms = performance.now() - t0
+        out[b]!.walkMs.get(f)!.push(ms)
+        out[b]!.ms.push(ms)
+        out[b]!.walks.get(f)!.push(countRecall(s.truth, got))
+      }
+    }
   }
-  return { walks, ms, walkMs }
+  return out
 }
 
 /** Pooled walk recall per selectivity band, over the filters the walk would serve (matching more than `exactBelow`). */
