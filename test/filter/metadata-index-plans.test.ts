@@ -75,11 +75,17 @@ describe('metadata indexes serve filters on their fields', () => {
     }
     const price = await indexOf('price')
     const both = (await conditions({ price: { $gte: 10, $lt: 12 } })).filter((c) => c.startsWith(price))
-    expect(both.some((c) => c.includes('>=') && c.includes('<') && !c.includes('<=')), both.join('\n')).toBe(true)
+    expect(
+      both.some((c) => c.includes('>=') && c.includes('<') && !c.includes('<=')),
+      both.join('\n'),
+    ).toBe(true)
     const at = await indexOf('at')
     const window = { $gte: new Date('2024-02-01T00:00:00Z'), $lt: new Date('2024-02-01T06:00:00Z') }
     const dated = (await conditions({ at: window, owner: 'u7' })).filter((c) => c.startsWith(at))
-    expect(dated.some((c) => c.includes('>=') && c.includes('<')), dated.join('\n')).toBe(true)
+    expect(
+      dated.some((c) => c.includes('>=') && c.includes('<')),
+      dated.join('\n'),
+    ).toBe(true)
   })
 
   it('a string field, and a timestamp range with a Date', async () => {
