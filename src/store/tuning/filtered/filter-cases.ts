@@ -49,8 +49,9 @@ export async function filterCases(
 }
 
 /**
- * Each distinct filter of `recent` with its own searches, then the tenant's `queries` in turn until
- * it has `perFilter` (or the share of 2 × `sample` searches each filter gets, if smaller).
+ * Each distinct filter of `recent` with its own searches, then the tenant's `queries` in turn (each
+ * filter taking the next ones) until it has `perFilter` (or the share of 2 × `sample` searches each
+ * filter gets, if smaller).
  */
 function toppedUp(
   recent: ReadonlyArray<{ embedding: Embedding; filter: Record<string, unknown> }>,
@@ -65,11 +66,14 @@ function toppedUp(
     byKey.set(key, list)
   }
   const each = Math.min(limits.perFilter, Math.floor((2 * limits.sample) / Math.max(1, byKey.size)))
+  // Each filter's top-ups start where the previous filter's ended: a query the tenant's index serves
+  // badly (with or without a filter) weighs on one filter, not on all of them.
   const out: FilteredSearchCase[] = []
+  let next = 0
   for (const own of byKey.values()) {
     out.push(...own)
     const filter = own[0]!.filter
-    for (let i = 0; own.length + i < each && i < queries.length; i++) out.push({ embedding: queries[i]!, filter })
+    for (let i = 0; own.length + i < each && i < queries.length; i++) out.push({ embedding: queries[next++ % queries.length]!, filter })
   }
   return out
 }
