@@ -171,19 +171,24 @@ class Compiler {
    * scalar field is judged by the index expression, an array by the general forms, as before.
    */
   andTop(children: readonly FilterNode[], root: string): string {
-    const groups = new Map<string, Array<Extract<FilterNode, { kind: 'cmp' }>>>()
+    // Each indexable comparison's group: the comparisons on its field and type.
+    const byField = new Map<string, Array<Extract<FilterNode, { kind: 'cmp' }>>>()
+    const groupOf = new Map<FilterNode, Array<Extract<FilterNode, { kind: 'cmp' }>>>()
     for (const c of children) {
       const type = c.kind === 'cmp' ? this.indexableType(c) : undefined
       if (c.kind !== 'cmp' || !type) continue
       const key = JSON.stringify([c.path, type])
-      groups.set(key, [...(groups.get(key) ?? []), c])
+      const group = byField.get(key) ?? []
+      group.push(c)
+      byField.set(key, group)
+      groupOf.set(c, group)
     }
     const parts: string[] = []
     const done = new Set<FilterNode>()
     for (const c of children) {
       if (done.has(c)) continue
-      const group = c.kind === 'cmp' ? [...groups.values()].find((g) => g.length > 1 && g.includes(c)) : undefined
-      if (!group) {
+      const group = groupOf.get(c)
+      if (!group || group.length < 2) {
         parts.push(this.node(c, root, 'top'))
         continue
       }
