@@ -65,3 +65,38 @@ describe('maximalMarginalRelevance', () => {
     expect(() => maximalMarginalRelevance(query, [[1, 0, 0]], 1)).toThrow(DimensionMismatchError)
   })
 })
+
+/**
+ * The max over the picks is the picks' own similarity, negative when a candidate points away from
+ * every pick (no floor at 0). q = [1,0,0,0]; a = [0.9, 0.43589, 0, 0] (relevance 0.9);
+ * b = unit([0.5, −0.9, 0.5, 0.7]) (relevance 0.3606, a–b −0.0074); c = unit([0.3, −0.95, 0, 0.1])
+ * (relevance 0.3003, a–c −0.1583). After a, lambda 0.5:
+ *   b: 0.5 · 0.3606 − 0.5 · (−0.0074) = 0.1840
+ *   c: 0.5 · 0.3003 − 0.5 · (−0.1583) = 0.2293  → c
+ * With a floor at 0, c's −0.1583 would count as 0 and b (0.1803 against 0.1502) would win.
+ */
+describe('maximalMarginalRelevance: a negative similarity to the picks counts as it is', () => {
+  const unit = (v: number[]) => v.map((x) => x / Math.hypot(...v))
+  const q = [1, 0, 0, 0]
+  const candidates = [[0.9, 0.43589, 0, 0], unit([0.5, -0.9, 0.5, 0.7]), unit([0.3, -0.95, 0, 0.1])]
+
+  it('picks c, the candidate pointing further away from a', () => {
+    expect(maximalMarginalRelevance(q, candidates, 2, 0.5)).toEqual([0, 2])
+  })
+
+  it('lambda 1 is pure relevance (no 0 · −∞ = NaN), lambda 0 diversity after the first pick', () => {
+    expect(maximalMarginalRelevance(q, candidates, 3, 1)).toEqual([0, 1, 2])
+    expect(maximalMarginalRelevance(q, candidates, 3, 0)).toEqual([0, 2, 1])
+    expect(
+      maximalMarginalRelevance(
+        q,
+        [
+          [-1, 0, 0, 0],
+          [0, 1, 0, 0],
+        ],
+        2,
+        1,
+      ),
+    ).toEqual([1, 0])
+  })
+})

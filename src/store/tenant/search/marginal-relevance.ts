@@ -21,8 +21,10 @@ export interface MarginalRelevanceOptions {
 /**
  * Maximal marginal relevance (Carbonell & Goldstein, 1998): picks `k` of `candidates`, one at a
  * time, each maximising `lambda · sim(query, c) − (1 − lambda) · max sim(c, picked)` under cosine
- * similarity (a zero vector has similarity 0). The first pick is the most relevant candidate; ties
- * go to the more relevant, then the earlier. Returns the picked indexes, in pick order. Pure:
+ * similarity (a zero vector has similarity 0). The max is over the picks as they are, negative when
+ * a candidate points away from all of them (no floor at 0): the same picks as LangChain core's
+ * `maximalMarginalRelevance`, ties aside. The first pick is the most relevant candidate; ties go to
+ * the more relevant, then the earlier. Returns the picked indexes, in pick order. Pure:
  * O(k · candidates · dimensions).
  *
  * ### Examples
@@ -48,12 +50,14 @@ export function maximalMarginalRelevance(
     if (c?.length !== query.length) throw new DimensionMismatchError(query.length, c?.length ?? 0, 'maximalMarginalRelevance candidate')
   }
   const relevance = candidates.map((c) => cosine(query, c))
-  /** Each candidate's largest similarity to a picked one (0 before the first pick). */
-  const redundancy = new Array<number>(candidates.length).fill(0)
+  /** Each candidate's largest similarity to a picked one: -1..1, negative when it points away from every pick. */
+  const redundancy = new Array<number>(candidates.length).fill(Number.NEGATIVE_INFINITY)
   const picked: number[] = []
   const free = new Set(candidates.keys())
   while (picked.length < k && free.size > 0) {
-    const best = nextPick(free, (i) => lambda * relevance[i]! - (1 - lambda) * redundancy[i]!, relevance)
+    // The first pick has no picks to differ from: the most relevant (and no 0 · −∞ = NaN at lambda 1).
+    const score = picked.length === 0 ? (i: number) => relevance[i]! : (i: number) => lambda * relevance[i]! - (1 - lambda) * redundancy[i]!
+    const best = nextPick(free, score, relevance)
     picked.push(best)
     free.delete(best)
     for (const i of free) redundancy[i] = Math.max(redundancy[i]!, cosine(candidates[i]!, candidates[best]!))
