@@ -7,7 +7,10 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
  * A metadata filter as apps write it: MongoDB's query language over the chunk's JSON metadata.
  * `{ field: value }` is equality; operators `$eq $ne $gt $gte $lt $lte $in $nin $all $size
  * $exists $elemMatch $not`; logical `$and $or $nor`; dotted paths (`'owner.team'`). See
- * docs/store.md "Filters" for the exact semantics.
+ * docs/store.md "Filters" for the exact semantics. A field's object value whose keys all look like
+ * operators without their `$` (`{ source: { in: [...] } }`: `in nin gt gte lt lte ne eq exists and
+ * or not contains`) is refused with the spelling to use ("did you mean $in?"); an equality with such
+ * an object is written with `$eq`: `{ source: { $eq: { in: [...] } } }`.
  *
  * ### Examples
  * ```ts
@@ -57,6 +60,28 @@ const FIELD_OPERATORS = new Set([
   '$not',
 ])
 const LOGICAL_OPERATORS = new Set(['$and', '$or', '$nor'])
+
+/**
+ * Keys that look like operators without their `$` (LangChain's and other stores' dialects), with
+ * what to write instead. As every key of a field's object value (`{ source: { in: [...] } }`) they
+ * would be an equality with that object and match nothing, silently, so the parser refuses them; an
+ * equality with such an object is written `{ source: { $eq: { in: [...] } } }`.
+ */
+export const BARE_OPERATOR_KEYS: ReadonlyMap<string, string> = new Map([
+  ['in', '$in'],
+  ['nin', '$nin'],
+  ['gt', '$gt'],
+  ['gte', '$gte'],
+  ['lt', '$lt'],
+  ['lte', '$lte'],
+  ['ne', '$ne'],
+  ['eq', '$eq'],
+  ['exists', '$exists'],
+  ['and', '$and'],
+  ['or', '$or'],
+  ['not', '$not'],
+  ['contains', '$all'],
+])
 const ORDER_OPS = { $gt: 'gt', $gte: 'gte', $lt: 'lt', $lte: 'lte' } as const
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
@@ -132,6 +157,9 @@ class Parser {
         const any = children.length === 1 ? children[0]! : this.node({ kind: key === '$and' ? 'and' : 'or', children }, here)
         parts.push(key === '$nor' ? this.node({ kind: 'not', child: any }, here) : any)
       } else {
+        if ((key === 'and' || key === 'or') && Array.isArray(item) && item.length > 0 && item.every(isPlainObject)) {
+          this.bareLogical(key, here)
+        }
         parts.push(this.field(this.path(key, here), item, here, depth))
       }
     }
@@ -156,8 +184,37 @@ class Parser {
         if (operators.length !== keys.length) this.fail(at, 'an object mixes operators ($…) and fields; write one or the other')
         return this.operators(path, value, at, depth)
       }
+      if (keys.length > 0 && keys.every((k) => BARE_OPERATOR_KEYS.has(k))) this.bareOperators(keys, at)
     }
     return this.node({ kind: 'eq', path, value: this.operand(value, at) }, at)
+  }
+
+  /** Refuses `{ field: { in: [...] } }`: operators start with `$`; `$eq` matches such an object literally. */
+  bareOperators(keys: readonly string[], at: string): never {
+    const hint = keys
+      .map((k) => {
+        const op = BARE_OPERATOR_KEYS.get(k)!
+        if (k === 'and' || k === 'or') return `${op} (at the query level: { ${op}: [{ field: … }, …] })`
+        if (k === 'contains') return `$all (every listed value an element of the array) or { field: value } (any element equals it)`
+        return op
+      })
+      .join(', ')
+    const literal = `{ $eq: { ${keys.map((k) => `${k}: …`).join(', ')} } }`
+    return this.fail(
+      at,
+      `${keys.map((k) => JSON.stringify(k)).join(', ')} ${keys.length === 1 ? 'is not an operator' : 'are not operators'}: ` +
+        `did you mean ${hint}? pgscale's operators start with $ (MongoDB's query language); ` +
+        `to match an object with ${keys.length === 1 ? 'that key' : 'those keys'} literally, write ${literal}`,
+    )
+  }
+
+  /** Refuses `{ or: [{ … }, { … }] }` at the query level: logical operators start with `$`. */
+  bareLogical(key: 'and' | 'or', at: string): never {
+    return this.fail(
+      at,
+      `"${key}" is not an operator: did you mean $${key}? (e.g. { $${key}: [{ a: 1 }, { b: 2 }] }); ` +
+        `to match a field named ${key} literally, write { ${key}: { $eq: [...] } }`,
+    )
   }
 
   operators(path: FilterPath, ops: Record<string, unknown>, at: string, depth: number): FilterNode {
