@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs'
 import { Command, Option } from 'commander'
-import { connect, loadConfig, type Database, type PgscaleConfig } from '../src/index.js'
+import { connect, InvalidArgumentError, loadConfig, type Database, type PgscaleConfig } from '../src/index.js'
 import { redactUrl } from '../src/bench-kit.js'
-import { runDoctor, runDrain, runMigrate, runOptimize, runRecall } from './pgscale-commands.js'
+import { runDoctor, runMigrate, runOptimize, runRecall, type CommandContext, type CommandOutcome } from './pgscale-commands.js'
+import { runDrain } from './pgscale-drain.js'
+import { runForget } from './pgscale-forget.js'
+import { packageVersion } from './package-version.js'
 import { positiveInt, runCli, writeJson } from './common.js'
 
 /** Options every `pgscale` command takes. */
@@ -13,7 +16,16 @@ export interface OpsCliOptions {
   json?: string
 }
 
-const CONFIG_FILES = ['pgscale.config.mjs', 'pgscale.config.js', 'pgscale.config.ts']
+/** The config modules `pgscale` looks for in the working directory, in this order. */
+export const CONFIG_FILES = ['pgscale.config.mjs', 'pgscale.config.js', 'pgscale.config.ts']
+
+const HELP_AFTER = `
+Config: --config FILE, else the first of ${CONFIG_FILES.join(', ')} in the working directory;
+without one, optimize, recall, doctor, drain and forget work on what the database recorded
+(pgscale_object_version), and migrate has nothing to create.
+
+Exit codes: 0 done (or nothing to do); 1 a check found something, or a command failed;
+2 a usage error (an unknown option, no database, no config for migrate); 130 interrupted.`
 
 function withGlobals(command: Command): Command {
   return command
@@ -27,9 +39,10 @@ function withGlobals(command: Command): Command {
 
 /** Builds the `pgscale` command (commander wiring only; the work is in src/ops and cli/pgscale-commands.ts). */
 export function pgscaleCommand(): Command {
-  const program = new Command('pgscale').description(
-    'Run what keeps a pgscale deployment migrated, tuned and fresh: for deploy steps and cron jobs.',
-  )
+  const program = new Command('pgscale')
+    .description('Run what keeps a pgscale deployment migrated, tuned and fresh: for deploy steps and cron jobs.')
+    .version(packageVersion(), '-V, --version', "print pgscale's version")
+    .addHelpText('after', HELP_AFTER)
   withGlobals(program.command('migrate').description('create or upgrade the stores and rollups of the config module, as their owner'))
     .option('--print', 'write the migration as plain SQL to stdout instead of running it (rollups read their source column types)')
     .option('--runtime-role <role>', "grant this role what the app needs at run time (default: the config's runtimeRole)")
@@ -62,17 +75,32 @@ export function pgscaleCommand(): Command {
       positiveInt('--max-backlog-seconds', 86_400 * 30),
       600,
     )
+  withGlobals(
+    program
+      .command('forget')
+      .argument('[objects...]', 'records to remove: a key (store:public.rag_chunks, rollup:public.expenses_monthly) or a table name')
+      .description(
+        'remove the records (pgscale_object_version) of stores and rollups that no longer exist; exits 1 when a named one exists',
+      ),
+  ).option('--missing', 'every record whose object no longer exists')
   return program
 }
 
-async function configOf(options: OpsCliOptions): Promise<PgscaleConfig> {
+async function configOf(command: string, options: OpsCliOptions): Promise<PgscaleConfig> {
   const file = options.config ?? CONFIG_FILES.find((f) => existsSync(f))
-  return file ? loadConfig(file) : {}
+  const config = file ? await loadConfig(file) : {}
+  if (command === 'migrate' && !config.stores?.length && !config.rollups?.length) {
+    const why = file
+      ? `${file} declares no store or rollup`
+      : `no --config given and none of ${CONFIG_FILES.join(', ')} in ${process.cwd()}`
+    throw Object.assign(new InvalidArgumentError(`migrate needs a config module with stores or rollups: ${why}`), { exitCode: 2 })
+  }
+  return config
 }
 
 async function database(options: OpsCliOptions, log: (line: string) => void): Promise<Database> {
   const url = options.pg ?? process.env.DATABASE_URL
-  if (!url) throw Object.assign(new Error('no database: pass --pg URL or set DATABASE_URL'), { exitCode: 2 })
+  if (!url) throw Object.assign(new InvalidArgumentError('no database: pass --pg URL or set DATABASE_URL'), { exitCode: 2 })
   const db = await connect(url, { maxConnections: 2 })
   log(`pgscale: ${redactUrl(url)}`)
   return db
@@ -80,9 +108,16 @@ async function database(options: OpsCliOptions, log: (line: string) => void): Pr
 
 const COMMANDS = { migrate: runMigrate, optimize: runOptimize, drain: runDrain, recall: runRecall, doctor: runDoctor }
 
+async function runCommand(command: Command, db: Database, config: PgscaleConfig, ctx: CommandContext): Promise<CommandOutcome> {
+  const options = command.opts() as OpsCliOptions & Record<string, unknown>
+  if (command.name() === 'forget') return runForget(db, command.args, options, ctx)
+  return COMMANDS[command.name() as keyof typeof COMMANDS](db, config, options, ctx)
+}
+
 /**
- * Runs `pgscale` with `argv` (without `node` and the script); resolves to the exit code: 0 fine,
- * 1 a check found something (or a command failed), 2 a usage error.
+ * Runs `pgscale` with `argv` (without `node` and the script); resolves to the exit code: 0 done
+ * (or nothing to do), 1 a check found something (or a command failed), 2 a usage error, 130
+ * interrupted. With `--json`, the JSON report is written even when the command fails.
  *
  * ### Examples
  * ```ts
@@ -94,17 +129,30 @@ export async function pgscale(argv: readonly string[]): Promise<number> {
   return runCli(program, argv, async (onInterrupt) => {
     const command = program.commands.find((c) => c.name() === argv[0])
     if (!command) return 2
-    const options = command.opts() as OpsCliOptions & Record<string, unknown>
+    const options = command.opts() as OpsCliOptions
     const log = (line: string) => process.stderr.write(`${line}\n`)
-    const config = await configOf(options)
-    const db = await database(options, log)
+    // With the JSON on stdout, the human lines go to stderr: stdout stays one JSON document.
+    const print = options.json === '-' ? log : (line: string) => process.stdout.write(`${line}\n`)
     try {
-      const run = COMMANDS[command.name() as keyof typeof COMMANDS]
-      const { report, exitCode } = await run(db, config, options, { log, onInterrupt })
-      writeJson(options.json, report)
-      return exitCode
-    } finally {
-      await db.close()
+      const config = await configOf(command.name(), options)
+      const db = await database(options, log)
+      try {
+        const { report, exitCode } = await runCommand(command, db, config, { log, print, onInterrupt })
+        writeJson(options.json, { command: command.name(), exitCode, ...(report as object) })
+        return exitCode
+      } finally {
+        await db.close()
+      }
+    } catch (err) {
+      // The JSON is written whatever happens: a cron job's parser always gets a document.
+      const exitCode = (err as { exitCode?: number }).exitCode ?? 1
+      const code = (err as { code?: unknown }).code
+      writeJson(options.json, {
+        command: command.name(),
+        exitCode,
+        error: { code: typeof code === 'string' ? code : undefined, message: String((err as Error).message ?? err) },
+      })
+      throw err
     }
   })
 }

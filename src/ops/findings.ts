@@ -6,7 +6,12 @@ export interface Finding {
   object: string
   /** The check's name, stable for alerting (`invalid-index`, `below-target`, …). */
   check: string
+  /** Why: what was found, in a sentence. */
   detail: string
+  /** What the object is, when the finding is about a recorded object (`doctor`'s `missing` and `cannot-open`). */
+  kind?: 'store' | 'rollup'
+  /** The command that fixes it, when there is one (`pgscale forget store:public.rag_chunks`). */
+  fix?: string
 }
 
 /**

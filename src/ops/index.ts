@@ -12,3 +12,6 @@ export * from './findings.js' // what a check found, and the exit code it means
 export * from './doctor.js' // store and rollup health from the catalog
 export * from './recall-check.js' // the recall monitor against each tenant's target
 export * from './ops-targets.js' // which stores and rollups a command works on
+export * from './recorded-objects.js' // every record of pgscale_object_version, and which of its relations are gone
+export * from './forget-records.js' // removing records of objects that no longer exist
+export * from './doctor-run.js' // every doctor check, never stopping at an object that cannot be opened

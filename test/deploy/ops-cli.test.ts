@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
-import { afterEach, beforeAll, beforeEach, describe, expect, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { pgscale } from '../../cli/pgscale.js'
-import { PgVectorStore } from '../../src/index.js'
+import { expensesDdl, expensesRollup } from '../../bench/synthetic/expenses.js'
+import { forgetRecord, PgVectorStore, type Finding } from '../../src/index.js'
 import { seedExpenses } from '../rollup/rollup-fixture.js'
 import { useRuntimeRole } from '../support/runtime-role.js'
 import { itUnless } from '../support/skip.js'
@@ -35,6 +36,7 @@ beforeEach(() => {
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (stdout.push(String(chunk)), true))
 })
 afterEach(() => vi.restoreAllMocks())
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const run = (...argv: string[]) => pgscale([...argv, '--pg', t.url!, '--config', configFile])
 
@@ -170,5 +172,161 @@ describe('pgscale (the ops CLI)', () => {
     }
     expect(await run('optimize', '--store', 'nope')).toBe(1)
     expect(stderr.join('')).toMatch(/no store nope/)
+  })
+})
+
+describe('pgscale doctor and forget: records of objects that no longer exist', () => {
+  const doctorJson = async (...argv: string[]) => {
+    const file = join(dir, 'doctor.json')
+    const code = await pgscale(['doctor', '--pg', t.url!, '--json', file, ...argv])
+    const report = JSON.parse(readFileSync(file, 'utf8')) as { exitCode: number; findings: Finding[] }
+    return { code, report, findings: report.findings }
+  }
+
+  beforeAll(async () => {
+    if (!t.url) return
+    // A store dropped behind pgscale's back, a tracked rollup whose source was dropped, a healthy store.
+    await (await PgVectorStore.open(t.db, { table: 'gone_chunks', dimensions: DIM })).close()
+    await sql`drop table gone_chunks`.execute(t.db)
+    await sql.raw(expensesDdl('gone_expenses').table).execute(t.db)
+    const { target, rollup } = expensesRollup({ source: 'gone_expenses', target: 'gone_monthly', zone: 'UTC' })
+    await target.create(t.db)
+    await rollup.track(t.db)
+    await sql`drop table gone_expenses`.execute(t.db)
+    await (await PgVectorStore.open(t.db, { table: 'fine_chunks', dimensions: DIM })).close()
+  })
+
+  needsUrl(
+    'doctor reports a dropped store and a dropped rollup source with their fix, checks the healthy store, exits 1 and writes its JSON',
+    async () => {
+      const { code, report, findings } = await doctorJson()
+      expect(code).toBe(1)
+      expect(report.exitCode).toBe(1)
+      expect(findings).toContainEqual({
+        level: 'fail',
+        kind: 'store',
+        object: 'store:public.gone_chunks',
+        check: 'missing',
+        detail: 'recorded in pgscale_object_version, but its table "public"."gone_chunks" no longer exists',
+        fix: 'pgscale forget store:public.gone_chunks (or create it again: pgscale migrate)',
+      })
+      expect(findings).toContainEqual(
+        expect.objectContaining({
+          level: 'fail',
+          kind: 'rollup',
+          object: 'rollup:public.gone_monthly',
+          check: 'missing',
+          fix: expect.stringMatching(/^pgscale forget rollup:public.gone_monthly/),
+        }),
+      )
+      expect(findings.find((f) => f.object === 'rollup:public.gone_monthly')!.detail).toMatch(/its source gone_expenses no longer exists/)
+      expect(findings).toContainEqual(expect.objectContaining({ level: 'ok', object: '"fine_chunks"', check: 'store' }))
+      // The same on stdout with --json -: one JSON document there, the human lines on stderr.
+      stdout = []
+      expect(await pgscale(['doctor', '--pg', t.url!, '--json', '-'])).toBe(1)
+      const piped = JSON.parse(stdout.join('')) as { findings: Finding[] }
+      expect(piped.findings.filter((f) => f.check === 'missing').map((f) => f.object)).toEqual([
+        'rollup:public.gone_monthly',
+        'store:public.gone_chunks',
+      ])
+      expect(stderr.join('')).toMatch(/fix: pgscale forget store:public.gone_chunks/)
+    },
+  )
+
+  needsUrl(
+    'a table dropped and created again by hand, unlike its record, is a cannot-open finding; the other objects are still checked',
+    async () => {
+      await (await PgVectorStore.open(t.db, { table: 'redo_chunks', dimensions: DIM })).close()
+      await sql`drop table redo_chunks`.execute(t.db)
+      await sql`create table redo_chunks (tenant_id text, id text, embedding vector(3))`.execute(t.db)
+      const { code, findings } = await doctorJson()
+      expect(code).toBe(1)
+      const redo = findings.find((f) => f.object === 'public.redo_chunks')!
+      expect(redo).toMatchObject({ level: 'fail', kind: 'store', check: 'cannot-open' })
+      expect(redo.fix).toMatch(/rename or drop it, then pgscale migrate/)
+      expect(findings).toContainEqual(expect.objectContaining({ level: 'ok', object: '"fine_chunks"' }))
+      expect(findings).toContainEqual(expect.objectContaining({ check: 'missing', object: 'store:public.gone_chunks' }))
+      // forget keeps the record of a table that is there again.
+      expect(await pgscale(['forget', 'redo_chunks', '--pg', t.url!])).toBe(1)
+      expect(stdout.join('')).toMatch(/kept store:public.redo_chunks: it exists/)
+      await sql`drop table redo_chunks`.execute(t.db)
+    },
+  )
+
+  needsUrl(
+    'forget removes records of objects that are gone (named or --missing), keeps those that exist, says when there is nothing to do',
+    async () => {
+      expect(await pgscale(['forget', 'nope', '--pg', t.url!])).toBe(1)
+      expect(stderr.join('')).toMatch(/no recorded object nope \(recorded: .*store:public.fine_chunks/)
+      expect(await pgscale(['forget', '--pg', t.url!])).toBe(2)
+      expect(await pgscale(['forget', 'fine_chunks', '--pg', t.url!])).toBe(1)
+      expect(stdout.join('')).toMatch(/kept store:public.fine_chunks: it exists/)
+      stdout = []
+      expect(await pgscale(['forget', 'store:public.gone_chunks', '--pg', t.url!])).toBe(0)
+      expect(stdout.join('')).toMatch(/forgot store:public.gone_chunks: "public"."gone_chunks" no longer exist/)
+      stdout = []
+      expect(await pgscale(['forget', '--missing', '--pg', t.url!, '--json', '-'])).toBe(0)
+      const report = JSON.parse(stdout.join('')) as { forgotten: Array<{ key: string }> }
+      expect(report.forgotten.map((o) => o.key)).toEqual(['rollup:public.gone_monthly', 'store:public.redo_chunks'])
+      stdout = []
+      expect(await pgscale(['forget', '--missing', '--pg', t.url!])).toBe(0)
+      expect(stdout.join('')).toMatch(/nothing to do: all \d+ recorded object\(s\) exist/)
+      const { findings } = await doctorJson()
+      expect(findings.filter((f) => f.check === 'missing' || f.check === 'cannot-open')).toEqual([])
+    },
+  )
+
+  needsUrl('forget beside a migrate re-creating the same store: the record of a table that exists is never removed', async () => {
+    for (let i = 0; i < 6; i++) {
+      await (await PgVectorStore.open(t.db, { table: 'race_chunks', dimensions: DIM })).close()
+      await sql`drop table race_chunks`.execute(t.db)
+      const [, forgot] = await Promise.all([
+        PgVectorStore.open(t.db, { table: 'race_chunks', dimensions: DIM }).then((s) => s.close()),
+        forgetRecord(t.db, 'store:public.race_chunks').catch((err: unknown) => err as Error),
+      ])
+      const { rows } = await sql<{ table: boolean; record: boolean }>`
+        select to_regclass('race_chunks') is not null as table,
+          exists (select from pgscale_object_version where object = 'store:public.race_chunks') as record`.execute(t.db)
+      expect(rows[0]).toEqual({ table: true, record: true })
+      // forget ran before the migrate (forgotten) or after it (kept); a record it could not find is a typed error.
+      if (forgot instanceof Error) expect(forgot.message).toMatch(/no record store:public.race_chunks/)
+    }
+  })
+})
+
+describe('pgscale: what every command says', () => {
+  const emptyConfig = join(dir, 'empty.config.mjs')
+  beforeAll(() => writeFileSync(emptyConfig, 'export default { stores: [], rollups: [] }\n'))
+
+  it('--version prints the package version; --help names the config file it looks for and the exit codes', async () => {
+    expect(await pgscale(['--version'])).toBe(0)
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
+    expect(stdout.join('').trim()).toBe(pkg.version)
+    stdout = []
+    expect(await pgscale(['--help'])).toBe(0)
+    expect(stdout.join('')).toMatch(/pgscale\.config\.mjs/)
+    expect(stdout.join('')).toMatch(/Exit codes: 0 done/)
+    expect(stdout.join('')).toMatch(/forget/)
+  })
+
+  it('migrate without a config says which files it looked for (exit 2), and still writes its JSON', async () => {
+    expect(await pgscale(['migrate', '--pg', 'postgres://nowhere/db', '--json', '-'])).toBe(2)
+    expect(stderr.join('')).toMatch(
+      /migrate needs a config module with stores or rollups: no --config given and none of pgscale\.config\.mjs, /,
+    )
+    expect(JSON.parse(stdout.join(''))).toMatchObject({ command: 'migrate', exitCode: 2, error: { code: 'INVALID_ARGUMENT' } })
+  })
+
+  needsUrl('recall, optimize and drain with nothing to work on say "nothing to do" and why (exit 0), with --json too', async () => {
+    const empty = (...argv: string[]) => pgscale([...argv, '--pg', t.url!, '--config', emptyConfig])
+    for (const argv of [['recall'], ['optimize'], ['drain', '--once'], ['drain'], ['doctor']]) {
+      stdout = []
+      expect(await empty(...argv)).toBe(0)
+      expect(stdout.join('')).toMatch(/^nothing to do: no (store|tracked rollup)[^\n]*\(the config module declares none\)\n$/)
+    }
+    stdout = []
+    expect(await empty('drain', '--once', '--json', '-')).toBe(0)
+    expect(JSON.parse(stdout.join(''))).toEqual({ command: 'drain', exitCode: 0, rollups: {} })
+    expect(stderr.join('')).toMatch(/nothing to do: no tracked rollup/)
   })
 })
