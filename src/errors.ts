@@ -17,6 +17,7 @@ export type PgScaleErrorCode =
   | 'INVALID_IDENTIFIER'
   | 'DIMENSION_MISMATCH'
   | 'PROVIDER_UNAVAILABLE'
+  | 'DATABASE_NOT_CONFIGURED'
   | 'CONNECTION_FAILED'
   | 'EXTENSION_MISSING'
   | 'SCHEMA_MISMATCH'
@@ -95,6 +96,19 @@ export class ProviderUnavailableError extends PgScaleError {
     options?: { cause?: unknown },
   ) {
     super('PROVIDER_UNAVAILABLE', message, options)
+  }
+}
+
+/**
+ * No database to use: `provision()` in an app with no `DATABASE_URL`, no `url` and no `provider`
+ * (pgscale does not start a throwaway database an app did not ask for; the message says to set
+ * `DATABASE_URL`, or to pass `{ provider: 'local' | 'embedded' }` for a throwaway one), or
+ * `connect(undefined)` (an unset `process.env.DATABASE_URL`). Under a test runner, and with an
+ * explicit `provider: 'auto'`, `provision()` falls back as before.
+ */
+export class DatabaseNotConfiguredError extends PgScaleError {
+  constructor(message: string) {
+    super('DATABASE_NOT_CONFIGURED', message)
   }
 }
 

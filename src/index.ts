@@ -168,6 +168,7 @@ export {
   PlanRegressionError,
   type PlanShapeChange,
   ProviderUnavailableError,
+  DatabaseNotConfiguredError,
   SchemaMismatchError,
   type PgScaleErrorCode,
 } from './errors.js'

@@ -36,7 +36,7 @@ const PHASE_STEPS: Array<[Phase, (run: RagRun) => Promise<void>]> = [
  *
  * ### Examples
  * ```ts
- * const report = await runRagBench(await provision(), resolveRagBenchConfig(options), console.error)
+ * const report = await runRagBench(await provision({ provider: 'auto' }), resolveRagBenchConfig(options), console.error)
  * ```
  *
  * `filtered`: after the `queries` phase's place, the filtered queries on a corpus of your own

@@ -20,7 +20,7 @@ export type { RollupBenchOptions, RollupBenchReport, TenantResult } from './roll
  *
  * ### Examples
  * ```ts
- * const report = await runRollupBench(await provision(), { rows: 100_000, months: 12, tenants: 50, bigTenantRows: 20_000, zone: 'UTC', reps: 10, seed: '42', keep: false, showProgress: false }, console.error)
+ * const report = await runRollupBench(await provision({ provider: 'auto' }), { rows: 100_000, months: 12, tenants: 50, bigTenantRows: 20_000, zone: 'UTC', reps: 10, seed: '42', keep: false, showProgress: false }, console.error)
  * ```
  */
 export async function runRollupBench(

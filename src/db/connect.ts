@@ -1,4 +1,4 @@
-import { ConnectionError, InvalidArgumentError, PgScaleError } from '../errors.js'
+import { ConnectionError, DatabaseNotConfiguredError, InvalidArgumentError, PgScaleError } from '../errors.js'
 import { sql } from 'kysely'
 import { Database, type DatabaseConfig } from './database.js'
 import { createNodePostgresPool, isPgPool } from './pools/node-postgres-pool.js'
@@ -29,16 +29,21 @@ export interface ConnectOptions extends DatabaseConfig {
  * Connects to a PostgreSQL server and returns a {@link Database}. `source` is a URL, a
  * node-postgres `PoolConfig` (SSL, `max`, `connectionTimeoutMillis`, `idleTimeoutMillis`,
  * `statement_timeout`, ...), or the app's own `pg.Pool`, which is borrowed: `db.close()` leaves it open.
+ * `undefined` (an unset `process.env.DATABASE_URL`) is a {@link DatabaseNotConfiguredError}.
  *
  * ### Examples
  * ```ts
+ * const app = await connect(process.env.DATABASE_URL)
  * const db = await connect('postgres://app@localhost:5432/app')
  * const tls = await connect({ connectionString: url, ssl: { rejectUnauthorized: true }, max: 20, connectionTimeoutMillis: 5000 })
  * const shared = await connect(appPool)
  * await db.close()
  * ```
  */
-export async function connect(source: string | pg.PoolConfig | pg.Pool, options: ConnectOptions = {}): Promise<Database> {
+export async function connect(source: string | pg.PoolConfig | pg.Pool | undefined, options: ConnectOptions = {}): Promise<Database> {
+  if (source === undefined) {
+    throw new DatabaseNotConfiguredError('connect() was given no URL: set DATABASE_URL (postgres://user:password@host:5432/db)')
+  }
   const where = describeSource(source)
   const db = new Database(createNodePostgresPool(source, options), options)
   try {

@@ -22,6 +22,7 @@ describe('the error table in docs/database.md', () => {
       InvalidIdentifierError: new pgscale.InvalidIdentifierError('x', 'y').code,
       DimensionMismatchError: new pgscale.DimensionMismatchError(1, 2, 'z').code,
       ProviderUnavailableError: new pgscale.ProviderUnavailableError('p', 'x').code,
+      DatabaseNotConfiguredError: new pgscale.DatabaseNotConfiguredError('x').code,
       ConnectionError: new pgscale.ConnectionError('x').code,
       ExtensionMissingError: new pgscale.ExtensionMissingError('x').code,
       SchemaMismatchError: new pgscale.SchemaMismatchError('x').code,
