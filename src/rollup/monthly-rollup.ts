@@ -14,6 +14,7 @@ import {
   rollupMigrationSql,
   track,
   trackingMigration,
+  typedErrors,
   untrack,
 } from './buckets/index.js'
 import type {
@@ -78,7 +79,7 @@ export class MonthlyRollup {
    * ```
    */
   static async tracked(db: Kysely<any>): Promise<MonthlyRollup[]> {
-    return (await recordedRollups(db.withoutPlugins())).map((record) => MonthlyRollup.fromRecord(record))
+    return (await typedErrors(recordedRollups(db.withoutPlugins()))).map((record) => MonthlyRollup.fromRecord(record))
   }
 
   /** A rollup rebuilt from its recorded definition. */
@@ -112,7 +113,7 @@ export class MonthlyRollup {
    * ```
    */
   distribute(db: Kysely<any>): Promise<void> {
-    return distributeRollup(db, this.#ctx.parts)
+    return typedErrors(distributeRollup(db, this.#ctx.parts))
   }
 
   /** The validated parts the statements are built from (for plan tests and benches). */
@@ -133,7 +134,7 @@ export class MonthlyRollup {
    * ```
    */
   refreshAt(db: Kysely<any>, options: RefreshAtOptions): Promise<void> {
-    return refreshAt(this.#ctx, db, options)
+    return typedErrors(refreshAt(this.#ctx, db, options))
   }
 
   /**
@@ -151,8 +152,8 @@ export class MonthlyRollup {
    */
   async sourceIndex(db: Kysely<any>, options: { concurrently?: boolean } = {}): Promise<SourceIndex> {
     const plain = db.withoutPlugins()
-    await this.#ctx.validate(plain)
-    return sourceIndexFor(plain, this.#ctx.parts, options)
+    await typedErrors(this.#ctx.validate(plain))
+    return typedErrors(sourceIndexFor(plain, this.#ctx.parts, options))
   }
 
   /**
@@ -166,7 +167,7 @@ export class MonthlyRollup {
    * ```
    */
   rebuild(db: Kysely<any>, options: RebuildOptions): Promise<{ months: number }> {
-    return rebuild(this.#ctx, db, options)
+    return typedErrors(rebuild(this.#ctx, db, options))
   }
 
   /**
@@ -193,7 +194,7 @@ export class MonthlyRollup {
    * ```
    */
   track(db: Kysely<any>): Promise<void> {
-    return track(this.#ctx, db)
+    return typedErrors(track(this.#ctx, db))
   }
 
   /**
@@ -206,7 +207,7 @@ export class MonthlyRollup {
    * ```
    */
   untrack(db: Kysely<any>): Promise<void> {
-    return untrack(this.#ctx, db)
+    return typedErrors(untrack(this.#ctx, db))
   }
 
   /**
@@ -233,7 +234,7 @@ export class MonthlyRollup {
    * ```
    */
   migrationSql(db: Kysely<any>, options: RollupMigrationOptions & { track?: boolean } = {}): Promise<string> {
-    return rollupMigrationSql(this.#ctx, db, options)
+    return typedErrors(rollupMigrationSql(this.#ctx, db, options))
   }
 
   /**
@@ -249,7 +250,7 @@ export class MonthlyRollup {
    * ```
    */
   refreshDirty(db: Kysely<any>, options: RefreshDirtyOptions = {}): Promise<RefreshDirtyResult> {
-    return refreshDirty(this.#ctx, db, options)
+    return typedErrors(refreshDirty(this.#ctx, db, options))
   }
 
   /**
@@ -267,7 +268,7 @@ export class MonthlyRollup {
    * ```
    */
   markDirty(db: Kysely<any>, options: MarkDirtyOptions): Promise<{ months: number }> {
-    return markDirty(this.#ctx, db, options)
+    return typedErrors(markDirty(this.#ctx, db, options))
   }
 
   /**
@@ -283,7 +284,7 @@ export class MonthlyRollup {
    * ```
    */
   drain(db: Kysely<any>, options: DrainOptions = {}): Promise<{ buckets: number }> {
-    return drain(this.#ctx, db, options)
+    return typedErrors(drain(this.#ctx, db, options))
   }
 
   /**
@@ -301,7 +302,7 @@ export class MonthlyRollup {
    * ```
    */
   read(db: Kysely<any> | ReplicaSet, options: ReadOptions): Promise<RollupRow[]> {
-    return read(this.#ctx, db, options)
+    return typedErrors(read(this.#ctx, db, options))
   }
 
   /**
@@ -320,7 +321,7 @@ export class MonthlyRollup {
    * ```
    */
   readAcross(db: Kysely<any>, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
-    return readAcross(this.#ctx, db, options)
+    return typedErrors(readAcross(this.#ctx, db, options))
   }
 
   /**
@@ -333,7 +334,7 @@ export class MonthlyRollup {
    * ```
    */
   dirtyStats(db: Kysely<any>): Promise<DirtyLogStats> {
-    return dirtyLogStats(db.withoutPlugins(), this.#ctx.parts)
+    return typedErrors(dirtyLogStats(db.withoutPlugins(), this.#ctx.parts))
   }
 
   /** The statement {@link readAcross} runs, without running it (plan checks). */

@@ -79,7 +79,9 @@ describe('MonthlyRollup.markDirty', () => {
       { tenantId: 1, at: '2024-01-01' as unknown as string[] },
       { tenantId: 1, at: [new Date(Number.NaN)] },
       { tenantId: 1, at: ['2024-01-01', 'not a moment'] },
-      { tenantId: 1, at: [42 as unknown as string] },
+      { tenantId: 1, at: [{} as unknown as string] },
+      { tenantId: 1, at: ['2024-05'] }, // a month, not a row's moment
+      { tenantId: 'abc', at: ['2024-05-01'] }, // not a bigint (the tenant type)
     ])
       await expect(rollup.markDirty(t.db, options)).rejects.toBeInstanceOf(InvalidArgumentError)
     expect(await pending()).toEqual([])

@@ -12,3 +12,4 @@ export * from './mark-dirty.js' // markDirty: the writer marks buckets the trigg
 export * from './read.js' // read and readQuery
 export * from './rollup-migration-sql.js' // the rollup's DDL as plain SQL
 export * from './read-across.js' // readAcross: admin views across tenants
+export * from './typed-errors.js' // server errors as PgScaleErrors; tracking required, typed

@@ -1,21 +1,20 @@
 import { sql, type Kysely } from 'kysely'
 import { InvalidArgumentError, MigrationRequiredError } from '../../errors.js'
-import { assertTenantId, dirtyKeyNames, type MarkDirtyOptions } from '../config/index.js'
-import { monthOfColumn, rollupKey } from '../schema/index.js'
+import { assertTenantId, dirtyKeyNames, monthInput, type MarkDirtyOptions } from '../config/index.js'
+import { rollupKey } from '../schema/index.js'
 import type { RollupContext } from './rollup-context.js'
 
 /** At most this many moments per call: one statement, one array parameter. */
 const MAX_MOMENTS = 100_000
 
-/** The moments as text the server casts to the source's `at` type; anything else is refused, typed. */
-function momentsText(at: unknown): string[] {
+/**
+ * The distinct local months (`YYYY-MM-01`) of the moments, by the rollup's month grammar without
+ * bare `'YYYY-MM'` (a row's moment, not a month); anything else is refused, typed, before sending.
+ */
+function monthsOf(at: unknown, zone: string): string[] {
   if (!Array.isArray(at) || at.length > MAX_MOMENTS)
-    throw new InvalidArgumentError(`markDirty: at must be an array of up to ${MAX_MOMENTS} moments (Date or ISO-8601 string)`)
-  return at.map((moment: unknown, i) => {
-    if (moment instanceof Date && !Number.isNaN(moment.getTime())) return moment.toISOString()
-    if (typeof moment === 'string' && !Number.isNaN(Date.parse(moment))) return moment
-    throw new InvalidArgumentError(`markDirty: at[${i}] is not a Date or an ISO-8601 string: ${JSON.stringify(moment)}`)
-  })
+    throw new InvalidArgumentError(`markDirty: at must be an array of up to ${MAX_MOMENTS} moments (Date, ISO 8601 string or epoch ms)`)
+  return [...new Set(at.map((moment: unknown, i) => monthInput(moment, zone, `markDirty: at[${i}]`, { months: false })))].sort()
 }
 
 /** Is `err` PostgreSQL's "relation does not exist" (from pgscale's pools or the app's own driver)? */
@@ -36,18 +35,19 @@ function isMissingRelation(err: unknown): boolean {
  * ```
  */
 export async function markDirty(ctx: RollupContext, db: Kysely<any>, options: MarkDirtyOptions): Promise<{ months: number }> {
-  const tenantId = assertTenantId(options?.tenantId)
-  const moments = momentsText(options.at)
-  if (moments.length === 0) return { months: 0 }
+  const tenantId = assertTenantId(options?.tenantId, ctx.parts.target.tenantType)
+  const months = monthsOf(options.at, ctx.parts.zone)
+  if (months.length === 0) return { months: 0 }
   const plain = ctx.scoped(db.withoutPlugins(), tenantId)
-  const atKind = await ctx.validate(plain)
+  await ctx.validate(plain)
   const { log } = dirtyKeyNames(ctx.parts)
-  const month = monthOfColumn(atKind, `m.at::${atKind}`, ctx.parts.zone)
-  // A plain INSERT … SELECT of constants: on Citus, routed to the tenant's shard of the log.
+  // A plain INSERT … SELECT of constants: on Citus, routed to the tenant's shard of the log. The
+  // months are computed here by the same grammar as every other method (an instant's local month
+  // in the zone; a date or wall-clock time's own month), never through the session's TimeZone.
   const statement = sql`
     insert into ${sql.raw(log)} (tenant_id, month)
-    select distinct ${tenantId}::${sql.raw(ctx.parts.target.tenantType)}, ${sql.raw(month)}
-      from unnest(${moments}::text[]) as m(at)`
+    select ${tenantId}::${sql.raw(ctx.parts.target.tenantType)}, m
+      from unnest(${months}::date[]) as u(m)`
   try {
     const result = await statement.execute(plain)
     return { months: Number(result.numAffectedRows ?? 0n) }

@@ -1,10 +1,10 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { InvalidArgumentError } from '../../errors.js'
 import { arrayLiteral } from '../../sql/literal.js'
-import { assertIdentifier } from '../../sql/identifier.js'
-import { assertTenantId, monthOf, type ReadAcrossOptions, type RollupAcrossRow } from '../config/index.js'
+import { assertTenantId, keptGroups, monthOf, type ReadAcrossOptions, type RollupAcrossRow } from '../config/index.js'
 import { assertPercentiles, freshRowsAcross, measureOutput } from '../sql/index.js'
 import type { RollupContext } from './rollup-context.js'
+import { requireTracking } from './typed-errors.js'
 
 /**
  * An admin view across tenants, from the rollup: every tenant's buckets (or those of `tenants`)
@@ -23,7 +23,9 @@ import type { RollupContext } from './rollup-context.js'
 export async function readAcross(ctx: RollupContext, db: Kysely<any>, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
   const plain = db.withoutPlugins()
   if (options?.fresh) {
+    checkAcross(ctx, options) // the options checked before anything is sent
     await ctx.validate(plain)
+    await requireTracking(ctx, plain, 'readAcross({ fresh: true })')
     // Citus cannot plan the live aggregate of every tenant's dirty months (a lateral join grouped
     // without the distribution column): refused before anything runs; drain, then read.
     if ((await ctx.placement(plain)) === 'citus')
@@ -74,9 +76,7 @@ function checkAcross(ctx: RollupContext, options: ReadAcrossOptions) {
   if (from > to) throw new InvalidArgumentError(`readAcross: from (${from.slice(0, 7)}) is after to (${to.slice(0, 7)})`)
   const { target } = ctx.parts
   const allGroups = target.groupBy.map((g) => g.name)
-  const keep = options.groupBy === undefined ? allGroups : options.groupBy.map((g) => assertIdentifier(g, 'readAcross groupBy column'))
-  const unknown = keep.filter((g) => !allGroups.includes(g))
-  if (unknown.length) throw new InvalidArgumentError(`readAcross: ${unknown.join(', ')} is not a group column of ${target.name}`)
+  const keep = keptGroups(options.groupBy, allGroups, 'readAcross')
   for (const flag of ['fresh', 'combineMonths', 'perTenant'] as const)
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean')
       throw new InvalidArgumentError(`readAcross: ${flag} must be a boolean`)
@@ -85,7 +85,7 @@ function checkAcross(ctx: RollupContext, options: ReadAcrossOptions) {
     (!Array.isArray(options.tenants) || options.tenants.length === 0 || options.tenants.length > 100_000)
   )
     throw new InvalidArgumentError('readAcross: tenants must be a non-empty array of at most 100,000 tenant ids')
-  const tenants = options.tenants?.map((t) => assertTenantId(t))
+  const tenants = options.tenants?.map((t) => assertTenantId(t, target.tenantType))
   const top = options.top
   if (top !== undefined) {
     if (top === null || typeof top !== 'object' || !target.measures.some((m) => m.name === top.by && m.type !== 'tdigest'))

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { InvalidArgumentError } from '../../errors.js'
-import { assertIdentifier } from '../../sql/identifier.js'
-import { assertTenantId, monthOf, type ReadOptions, type RollupRow } from '../config/index.js'
+import { assertTenantId, keptGroups, monthOf, type ReadOptions, type RollupRow } from '../config/index.js'
 import { assertPercentiles, freshRollupRows, measureOutput } from '../sql/index.js'
 import type { RollupContext } from './rollup-context.js'
+import { requireTracking } from './typed-errors.js'
 import { ReplicaSet } from '../../replicas/index.js'
 
 /**
@@ -15,10 +15,16 @@ import { ReplicaSet } from '../../replicas/index.js'
  * ```
  */
 export async function read(ctx: RollupContext, db: Kysely<any> | ReplicaSet, options: ReadOptions): Promise<RollupRow[]> {
+  // Every option checked before anything is sent (a replica's position included).
+  checkRead(ctx, options)
+  assertPercentiles(options.percentiles, ctx.parts.target.measures)
   // With replicas: a replica that has replayed the tenant's noted writes (and the token), else the primary.
-  if (db instanceof ReplicaSet) return db.read(String(assertTenantId(options?.tenantId)), options, (node) => read(ctx, node, options))
+  if (db instanceof ReplicaSet) return db.read(String(options.tenantId), options, (node) => read(ctx, node, options))
   const plain = db.withoutPlugins()
-  if (options?.fresh) await ctx.validate(plain)
+  if (options.fresh) {
+    await ctx.validate(plain)
+    await requireTracking(ctx, plain, 'read({ fresh: true })')
+  }
   return (await readQuery(ctx, options).execute(ctx.scoped(plain, options.tenantId))).rows
 }
 
@@ -66,15 +72,13 @@ export function readQuery(ctx: RollupContext, options: ReadOptions): RawBuilder<
 
 /** The read's tenant, month range and kept groups, checked. */
 function checkRead(ctx: RollupContext, options: ReadOptions) {
-  const tenantId = assertTenantId(options?.tenantId)
+  const tenantId = assertTenantId(options?.tenantId, ctx.parts.target.tenantType)
   const from = monthOf(options.from, ctx.parts.zone, 'from')
   const to = monthOf(options.to, ctx.parts.zone, 'to')
   if (from > to) throw new InvalidArgumentError(`read: from (${from.slice(0, 7)}) is after to (${to.slice(0, 7)})`)
   const { target } = ctx.parts
   const allGroups = target.groupBy.map((g) => g.name)
-  const keep = options.groupBy === undefined ? allGroups : options.groupBy.map((g) => assertIdentifier(g, 'read groupBy column'))
-  const unknown = keep.filter((g) => !allGroups.includes(g))
-  if (unknown.length) throw new InvalidArgumentError(`read: ${unknown.join(', ')} is not a group column of ${target.name}`)
+  const keep = keptGroups(options.groupBy, allGroups, 'read')
   if (options.fresh !== undefined && typeof options.fresh !== 'boolean') throw new InvalidArgumentError('read: fresh must be a boolean')
   if (options.combineMonths !== undefined && typeof options.combineMonths !== 'boolean')
     throw new InvalidArgumentError('read: combineMonths must be a boolean')

@@ -16,7 +16,7 @@ import type { RollupContext } from './rollup-context.js'
  * ```
  */
 export async function refreshAt(ctx: RollupContext, db: Kysely<any>, options: RefreshAtOptions): Promise<void> {
-  const tenantId = assertTenantId(options?.tenantId)
+  const tenantId = assertTenantId(options?.tenantId, ctx.parts.target.tenantType)
   const month = monthOf(options.moment, ctx.parts.zone)
   const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { refresh } = ctx.statementsFor(await ctx.validate(plain))
@@ -41,7 +41,7 @@ export async function refreshAt(ctx: RollupContext, db: Kysely<any>, options: Re
  * ```
  */
 export async function rebuild(ctx: RollupContext, db: Kysely<any>, options: RebuildOptions): Promise<{ months: number }> {
-  const tenantId = assertTenantId(options?.tenantId)
+  const tenantId = assertTenantId(options?.tenantId, ctx.parts.target.tenantType)
   const first = monthOf(options.since, ctx.parts.zone, 'since')
   const last = monthOf(options.until, ctx.parts.zone, 'until')
   if (first > last) throw new InvalidArgumentError(`rebuild: since (${first.slice(0, 7)}) is after until (${last.slice(0, 7)})`)

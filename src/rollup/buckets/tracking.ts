@@ -23,6 +23,7 @@ import {
   untrackingDdl,
 } from '../schema/index.js'
 import type { RollupContext } from './rollup-context.js'
+import { requireTracking, typedErrors } from './typed-errors.js'
 
 /**
  * Creates the dirty-key log and the source's triggers (idempotent; two at once take turns); a
@@ -72,12 +73,13 @@ export async function untrack(ctx: RollupContext, db: Kysely<any>): Promise<void
 export function trackingMigration(ctx: RollupContext, options: RollupMigrationOptions = {}): Migration {
   return {
     async up(db: Kysely<any>) {
-      await track(ctx, db)
+      await typedErrors(track(ctx, db))
       const { schema } = splitQualified(dirtyKeyNames(ctx.parts).log)
-      for (const grant of tableGrants(schema, dirtyKeyNames(ctx.parts).log, options.runtimeRole)) await sql.raw(grant).execute(db)
+      for (const grant of tableGrants(schema, dirtyKeyNames(ctx.parts).log, options.runtimeRole))
+        await typedErrors(sql.raw(grant).execute(db))
     },
     async down(db: Kysely<any>) {
-      await untrack(ctx, db)
+      await typedErrors(untrack(ctx, db))
     },
   }
 }
@@ -101,9 +103,10 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
   const limit = options.limit ?? 1000
   if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
     throw new InvalidArgumentError(`refreshDirty: limit must be an integer from 1 to 1000000, got ${String(options.limit)}`)
-  const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId)
+  const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId, ctx.parts.target.tenantType)
   const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { rebuild } = ctx.statementsFor(await ctx.validate(plain))
+  await requireTracking(ctx, plain, 'refreshDirty')
   const distributed = (await ctx.placement(plain)) === 'citus'
   const run = async (trx: Kysely<any>) => {
     const keys = distributed

@@ -10,6 +10,9 @@ export * from './rollup-parts.js' // the validated parts and the declared table'
 export * from './rollup-config.js' // MonthlyRollupConfig and its resolution
 export * from './rollup-options.js' // options of refresh, rebuild, drain and read
 export * from './local-month.js' // local months in an IANA zone
+export * from './month-input.js' // the one grammar of month and moment inputs
+export * from './tenant-input.js' // tenant ids checked against the declared tenant type
+export * from './group-input.js' // the group columns a read keeps
 export * from './column-type.js' // column types a declaration accepts
 export * from './measure-combiner.js' // how a plain measure combines
 export * from './sketch-expressions.js' // hll and tdigest measure expressions

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, InvalidTimeZoneError } from '../../errors.js'
+import { monthInput } from './month-input.js'
 
 /**
  * Checks an IANA time zone name against this machine's zone database.
@@ -74,10 +75,9 @@ export function monthsBetween(first: string, last: string): string[] {
 }
 
 /**
- * The local month (`YYYY-MM-01`) an input names: `'YYYY-MM'` and date-only `'YYYY-MM-DD'` strings
- * are local calendar dates in `zone` (so `'2025-03-01'` is March wherever the zone is, never UTC
- * midnight of a day that is still February there); any other moment (a Date, an ISO string with a
- * time, epoch ms) is placed in its local month in `zone`.
+ * The local month (`YYYY-MM-01`) an input names, by the rollup's one month grammar
+ * ({@link monthInput}: `'YYYY-MM'`, `'YYYY-MM-DD'`, ISO 8601 date-times, Dates, epoch ms; years
+ * 1-9999); anything else is an `InvalidArgumentError` naming the value.
  *
  * ### Examples
  * ```ts
@@ -86,16 +86,5 @@ export function monthsBetween(first: string, last: string): string[] {
  * ```
  */
 export function monthOf(value: unknown, zone: string, what = 'moment'): string {
-  if (typeof value === 'string') {
-    const calendar = /^(\d{4})-(\d{2})(?:-(\d{2}))?$/.exec(value)
-    if (calendar) {
-      const [, year, month, day] = calendar
-      const daysInMonth = new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate()
-      if (Number(month) >= 1 && Number(month) <= 12 && (day === undefined || (Number(day) >= 1 && Number(day) <= daysInMonth))) {
-        return `${year}-${month}-01`
-      }
-      throw new InvalidArgumentError(`${what} ${JSON.stringify(value)} is not a calendar date`)
-    }
-  }
-  return localMonth(toMoment(value, what), zone)
+  return monthInput(value, zone, what)
 }

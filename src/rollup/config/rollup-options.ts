@@ -1,6 +1,6 @@
 import type { ReadConsistency } from '../../replicas/index.js'
-import { InvalidArgumentError } from '../../errors.js'
 import type { PercentileRequest } from './sketch-expressions.js'
+import { tenantInput } from './tenant-input.js'
 
 /** Options of {@link MonthlyRollup.refreshAt}. */
 export interface RefreshAtOptions {
@@ -47,8 +47,11 @@ export interface DrainOptions extends RefreshDirtyOptions {
 /** Options of {@link MonthlyRollup.markDirty}: one tenant's moments whose buckets a write changed. */
 export interface MarkDirtyOptions {
   tenantId: string | number
-  /** The source's `at` values the write touched (old and new for an update): Dates or ISO-8601 strings. */
-  at: ReadonlyArray<Date | string>
+  /**
+   * The source's `at` values the write touched (old and new for an update): Dates, ISO 8601 dates or
+   * date-times, or epoch ms — the month grammar of every rollup method without bare `'YYYY-MM'`.
+   */
+  at: ReadonlyArray<Date | string | number>
 }
 
 /** Options of {@link MonthlyRollup.read}. */
@@ -75,11 +78,17 @@ export interface ReadOptions extends ReadConsistency {
 /** A row of {@link MonthlyRollup.read}: `{ month: '2025-03', category: 'travel', total: '1234.50', count: 7 }`. */
 export type RollupRow = { month: string } & Record<string, unknown>
 
-/** Checks a tenant id: a non-empty string (at most 256 characters) or a safe integer. */
-export function assertTenantId(value: unknown): string | number {
-  if ((typeof value === 'string' && value.length > 0 && value.length <= 256) || (typeof value === 'number' && Number.isSafeInteger(value)))
-    return value
-  throw new InvalidArgumentError(`tenantId must be a non-empty string or a safe integer, got ${JSON.stringify(value)}`)
+/**
+ * Checks a tenant id against the rollup's declared tenant type ({@link tenantInput}); without a
+ * type, a non-empty string (at most 256 characters) or a safe integer.
+ *
+ * ### Examples
+ * ```ts
+ * assertTenantId(42, 'bigint') // 42
+ * ```
+ */
+export function assertTenantId(value: unknown, tenantType = 'text'): string | number {
+  return tenantInput(value, tenantType)
 }
 
 /** Options of {@link MonthlyRollup.readAcross}: an admin read across tenants. */

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError } from '../../errors.js'
+import { DatabaseError, InvalidArgumentError, InvalidTimeZoneError, toPgScaleError } from '../../errors.js'
 import { SQLSTATE } from '../../sql/sqlstate.js'
 import type { AtKind, RollupParts } from '../config/index.js'
 
@@ -28,7 +28,9 @@ export async function checkRollupOnServer(db: Kysely<any>, p: RollupParts): Prom
 async function checkZone(db: Kysely<any>, zone: string): Promise<void> {
   try {
     await sql`select now() at time zone ${zone}`.execute(db)
-  } catch (err) {
+  } catch (thrown) {
+    // Through the app's Kysely the driver's own error arrives: typed first, then branched on.
+    const err = toPgScaleError(thrown)
     if (err instanceof DatabaseError && err.sqlState === SQLSTATE.invalidParameterValue)
       throw new InvalidTimeZoneError(zone, { cause: err })
     throw err
@@ -50,7 +52,8 @@ async function checkMeasure(db: Kysely<any>, source: string, m: RollupParts['mea
   let rows: unknown[]
   try {
     rows = (await sql`select ${m.expression} as v from ${sql.raw(source)} where false`.execute(db)).rows
-  } catch (err) {
+  } catch (thrown) {
+    const err = toPgScaleError(thrown)
     if (err instanceof DatabaseError && err.sqlState === SQLSTATE.groupingError) rows = []
     else
       throw new InvalidArgumentError(`MonthlyRollup: measure ${m.name} is not a valid expression: ${(err as Error).message}`, {

@@ -86,7 +86,9 @@ export function bucketAggregate(p: RollupParts, tenantId: unknown, month: unknow
 
 /**
  * The source's rows of the tenant in `[lo, hi)`, aggregated by group — what every refresh,
- * rebuild and fresh read computes a bucket from. With `castToTarget`, each measure is cast to its
+ * rebuild and fresh read computes a bucket from. A bucket without rows has no row, with groups or
+ * without (`having count(*) > 0`: an aggregate without `group by` would return one row of nulls
+ * and zeros for an empty month, a tenant with no rows included). With `castToTarget`, each measure is cast to its
  * rollup column's type (for a read that stands in for the stored row).
  */
 export function sourceBuckets(
@@ -109,7 +111,7 @@ export function sourceBuckets(
       and ${id(p.at)} >= ${bounds.lo}
       and ${id(p.at)} < ${bounds.hi}
       and ${where}
-    ${groupList ? sql`group by ${groupList}` : sql``}`
+    ${groupList ? sql`group by ${groupList}` : sql`having count(*) > 0`}`
 }
 
 /** The rollup table's columns in order (`tenant_id, month, groups…, measures…`), quoted. */
