@@ -7,7 +7,7 @@ import {
   PgScaleError,
   SchemaMismatchError,
 } from '../../errors.js'
-import { FilterTranslationError } from './mastra-filter.js'
+import { FilterTranslationError } from './filter-error.js'
 
 /** The store name in the adapter's error ids (`MASTRA_VECTOR_PGSCALE_<OPERATION>_<STATUS>`), as Mastra's validation helpers take it. */
 export const STORE_NAME = 'PGSCALE'

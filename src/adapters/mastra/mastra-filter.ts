@@ -8,7 +8,11 @@ import {
   type VectorFilter,
 } from '@mastra/core/vector'
 import { InvalidArgumentError } from '../../errors.js'
+import { FilterTranslationError } from './filter-error.js'
+import { whereTrue } from './three-valued.js'
 import { matchesEverything, parseFilter, type MetadataFilter } from '../../filter/filter-tree.js'
+
+export { FilterTranslationError } from './filter-error.js'
 
 /** The operators of Mastra's filter language pgscale evaluates, with their operands (as @mastra/pg types them). */
 type PgScaleOperatorValueMap = Omit<OperatorValueMap, '$in' | '$all' | '$nin' | '$eq' | '$ne' | '$regex' | '$options'> & {
@@ -38,22 +42,6 @@ export type PgScaleVectorFilter = VectorFilter<
   LogicalOperatorValueMap,
   BlacklistedRootOperators | '$contains' | '$size'
 >
-
-/**
- * A Mastra filter pgscale cannot evaluate, or a malformed one (an `InvalidArgumentError`: nothing was
- * sent); `operator` names the operator at fault, if one is. The adapter hands it to Mastra as the
- * cause of a `MastraError` (`…_INVALID_FILTER`).
- */
-export class FilterTranslationError extends InvalidArgumentError {
-  constructor(
-    message: string,
-    /** The operator refused (`$regex`), when one is at fault. */
-    readonly operator?: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options)
-  }
-}
 
 const LOGICAL = new Set(['$and', '$or', '$nor'])
 
@@ -98,7 +86,7 @@ export class PgScaleFilterTranslator extends BaseFilterTranslator<PgScaleVectorF
     } catch (err) {
       throw new FilterTranslationError((err as Error).message, undefined, { cause: err })
     }
-    const translated = this.#query(filter)
+    const translated = whereTrue(this.#query(filter))
     try {
       parseFilter(translated, 'filter')
     } catch (err) {
@@ -168,7 +156,9 @@ export class PgScaleFilterTranslator extends BaseFilterTranslator<PgScaleVectorF
           if (!Array.isArray(operand)) {
             refuse('$contains', 'with a non-array operand it is a substring match, which pgscale does not do; with an array it is $all')
           }
-          all(operand)
+          if (operand.length === 0)
+            out.$contains = [] // @mastra/pg's ?& of no keys: three-valued.ts reads it
+          else all(operand)
           break
         case '$not':
           if (operand instanceof RegExp) refuse('$regex')
@@ -189,7 +179,14 @@ export class PgScaleFilterTranslator extends BaseFilterTranslator<PgScaleVectorF
     if (!isPlainObject(operand)) return operand
     const keys = Object.keys(operand)
     const onElement = keys.length > 0 && keys.every((k) => k.startsWith('$') && !LOGICAL.has(k))
-    return onElement ? this.#operators(operand) : this.#query(operand, '$elemMatch')
+    if (onElement) {
+      refuse(
+        '$elemMatch',
+        "with operators on the element itself (@mastra/pg reads them as a field named '' of each element and matches no row); " +
+          'give the fields of object elements, { $elemMatch: { score: { $gt: 4 } } }, or use $in / $all for scalar elements',
+      )
+    }
+    return this.#query(operand, '$elemMatch')
   }
 }
 
