@@ -56,11 +56,15 @@ export {
 export {
   fromToken,
   ReplicaSet,
+  ReplicaTimeoutError,
+  tenantKey,
   toToken,
+  WriteJournal,
   type ReadConsistency,
   type ReplicaNodeStats,
   type ReplicaOptions,
   type ReplicaStats,
+  type TenantKey,
 } from './replicas/index.js'
 export {
   cannotOpen,

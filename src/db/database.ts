@@ -33,6 +33,20 @@ async function rollbackOrDiscard(conn: SessionConnection): Promise<void> {
   }
 }
 
+/** The `SET LOCAL`s that put `names` back to their values now (read in one statement). */
+async function settingsNow(conn: SessionConnection, names: readonly string[]): Promise<string> {
+  const { rows } = await conn.executeQuery<{ v: string | null }>(
+    CompiledQuery.raw(`select current_setting(n, true) as v from unnest($1::text[]) with ordinality as t(n, i) order by i`, [names]),
+  )
+  // A setting that had no value: pgscale's own read as '' (no tenant); another (a library's, loaded
+  // since) is left as the savepoint set it, since '' may not be a valid value of it.
+  const back = names.flatMap((n, i) => {
+    const v = rows[i]?.v ?? (n.startsWith('pgscale.') ? '' : null)
+    return v === null ? [] : [[n, { text: v }] as const]
+  })
+  return renderSetLocal(Object.fromEntries(back), false)
+}
+
 /** The raw connection of a transaction: statements as compiled queries, and COPY. */
 export type TransactionConnection = SessionConnection
 
@@ -199,7 +213,7 @@ export class Database<DB = any> extends Kysely<DB> {
       citus
         ? [first, renderSetLocal(settings, true), (options.prelude ?? []).join('; ')].filter(Boolean).map((m) => CompiledQuery.raw(m))
         : [CompiledQuery.raw([first, renderSetLocal(settings, false), ...(options.prelude ?? [])].filter(Boolean).join('; '))]
-    if (this.#pool.joinsTransaction) return this.#withSavepoint(fn, opening, options.readOnly === true)
+    if (this.#pool.joinsTransaction) return this.#withSavepoint(fn, opening, options.readOnly === true, Object.keys(settings))
     const begin = opening('BEGIN')
     const conn = await this.#driver.acquireConnection()
     try {
@@ -255,6 +269,11 @@ export class Database<DB = any> extends Kysely<DB> {
     }
   }
 
+  /** Whether this handle's statements run inside a transaction the app opened (and commits): `forTenant(id, { transaction })`. */
+  get joinsAppTransaction(): boolean {
+    return this.#pool.joinsTransaction === true
+  }
+
   /**
    * Whether several statements can travel as one message here and return the last one's rows: not
    * inside an app's transaction, nor on an app's Kysely. Ask before building inlined text.
@@ -282,19 +301,28 @@ export class Database<DB = any> extends Kysely<DB> {
     return this.executeQuery<R>(CompiledQuery.raw(statements.join('; ')))
   }
 
-  /** pgscale's transaction nested in the app's as a savepoint (see {@link TransactionOptions.readOnly}). */
+  /**
+   * pgscale's transaction nested in the app's as a savepoint (see {@link TransactionOptions.readOnly}).
+   * A savepoint that is released keeps its `SET LOCAL`s to the end of the app's transaction, so
+   * the settings it made (`settings`: their names) are put back as they were before it: the app's
+   * later SQL in that transaction runs as if pgscale had not been there (a setting that was not
+   * set reads as `''` afterwards: `current_setting(name, true)` cannot be made NULL again; a
+   * library's setting that did not exist before the savepoint keeps the savepoint's value).
+   */
   async #withSavepoint<T>(
     fn: (conn: TransactionConnection) => Promise<T>,
     opening: (first: string) => CompiledQuery[],
     readOnly: boolean,
+    settings: readonly string[],
   ): Promise<T> {
     const name = `pgscale_${++savepoints}`
     const undo = CompiledQuery.raw(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`)
     const conn = await this.#driver.acquireConnection()
     try {
+      const restore = readOnly || settings.length === 0 ? undefined : await settingsNow(conn, settings)
       for (const message of opening(`SAVEPOINT ${name}`)) await conn.executeQuery(message)
       const result = await fn(conn)
-      await conn.executeQuery(readOnly ? undo : CompiledQuery.raw(`RELEASE SAVEPOINT ${name}`))
+      await conn.executeQuery(readOnly ? undo : CompiledQuery.raw([`RELEASE SAVEPOINT ${name}`, restore].filter(Boolean).join('; ')))
       return result
     } catch (err) {
       await conn.executeQuery(undo).catch(() => {})

@@ -16,9 +16,11 @@ import type { PgVectorStoreConfig } from '../store/index.js'
 export async function recordedStores(db: Kysely<any>): Promise<PgVectorStoreConfig[]> {
   const { rows: table } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
   if (!table[0]?.present) return []
-  const { rows } = await sql<{ object: string; config: Record<string, unknown> }>`
-    select object, config from ${sql.table(OBJECT_VERSION_TABLE)} where object like 'store:%' order by object`.execute(db)
-  return rows.map(({ object, config }) => {
+  // The isolation is the table's (row-level security on or off), not a recorded key.
+  const { rows } = await sql<{ object: string; config: Record<string, unknown>; rls: boolean | null }>`
+    select object, config, (select c.relrowsecurity from pg_class c where c.oid = to_regclass(substr(object, 7))) as rls
+    from ${sql.table(OBJECT_VERSION_TABLE)} where object like 'store:%' order by object`.execute(db)
+  return rows.map(({ object, config, rls }) => {
     const [schema, table] = object.slice('store:'.length).split('.') as [string, string]
     const c = config as {
       dimensions: number
@@ -38,6 +40,7 @@ export async function recordedStores(db: Kysely<any>): Promise<PgVectorStoreConf
       partitions: c.partitions ?? 0,
       vectorType: c.vectorType ?? 'vector',
       index: { quantization: c.quantization ?? 'none' },
+      ...(rls ? { isolation: 'rls' as const } : {}),
     }
   })
 }

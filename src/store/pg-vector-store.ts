@@ -26,7 +26,7 @@ import {
 import { adoptDatabase, type DatabaseHandle } from '../db/adopt.js'
 import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../db/security/row-security.js'
 import { scopedHandle } from '../db/security/scoped-handle.js'
-import { ReplicaSet, type ReplicaStats } from '../replicas/index.js'
+import { ReplicaSet, WriteJournal, type ReplicaStats } from '../replicas/index.js'
 import type { Database } from '../db/database.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/migration/object-migrations.js'
@@ -88,6 +88,8 @@ export class PgVectorStore {
   readonly #raw: Database
   readonly #verdicts = new FilterVerdicts()
   readonly #sampler: QuerySampler | undefined
+  /** Where every committed write of the store is recorded (its replicas' read-your-writes). */
+  readonly #journal: WriteJournal
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
@@ -105,6 +107,7 @@ export class PgVectorStore {
     this.#fields = new DeclaredFields(db, config)
     this.#sampler = config.querySample ? new QuerySampler(db, config, config.querySample) : undefined
     this.#replicas = replicas
+    this.#journal = new WriteJournal(replicas ? [replicas.set] : [])
   }
 
   /**
@@ -223,6 +226,7 @@ export class PgVectorStore {
       this.#verdicts,
       sampler,
       replicas && { set: replicas, bind },
+      this.#journal,
     )
   }
 
@@ -238,10 +242,15 @@ export class PgVectorStore {
    * ```
    */
   async bulkIngest(rows: AsyncIterable<IngestRow> | Iterable<IngestRow>, options: BulkIngestOptions = {}): Promise<BulkIngestResult> {
-    return bulkIngestWithIndexes(this.#db, this.config, this.#sql.copyRows, rows, options).finally(() => {
-      this.#indexed.invalidate()
-      this.#verdicts.clear()
-    })
+    const tenants = new Set<string>()
+    const result = await bulkIngestWithIndexes(this.#db, this.config, this.#sql.copyRows, noteTenants(rows, tenants), options).finally(
+      () => {
+        this.#indexed.invalidate()
+        this.#verdicts.clear()
+      },
+    )
+    await this.#journal.committed(tenants, this.#db)
+    return result
   }
 
   /**
@@ -435,6 +444,20 @@ export class PgVectorStore {
       fields: async () => (await this.#fields.get()).list(),
     }
   }
+}
+
+/** `rows` as they are, each row's tenant added to `tenants` as it passes (for the write journal); anything else untouched (bulk ingest refuses it). */
+function noteTenants<R extends { tenantId?: unknown }>(
+  rows: AsyncIterable<R> | Iterable<R>,
+  tenants: Set<string>,
+): AsyncIterable<R> | Iterable<R> {
+  if (rows === null || typeof rows !== 'object' || !(Symbol.asyncIterator in rows || Symbol.iterator in rows)) return rows
+  return (async function* () {
+    for await (const row of rows) {
+      if (row !== null && typeof row === 'object' && typeof row.tenantId === 'string') tenants.add(row.tenantId)
+      yield row
+    }
+  })()
 }
 
 /** The store's replica set: the one given, or one made of the given handles (closed with the store). */

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { explain, PgVectorStore, type Database, type PgVectorStoreConfig } from '../../src/index.js'
+import { explain, MigrationRequiredError, PgVectorStore, type Database, type PgVectorStoreConfig } from '../../src/index.js'
 import { indexesUsed, renderStatements, resolveStoreConfig, seededRandom, tenantIndexName } from '../../src/bench-kit.js'
 import { MonthlyRollup, rollupTable } from '../../src/index.js'
 import { seedExpenses } from '../rollup/rollup-fixture.js'
@@ -200,5 +200,42 @@ describe("a rollup with isolation: 'rls'", () => {
     })
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from rls_monthly_dirty`.execute(t.db)
     expect(rows[0]!.n).toBe(0)
+  })
+  it("the dirty log takes only the statement's own tenant: another tenant's key is refused, with or without a tenant set", async () => {
+    const append = (tenant: number) => ({ text: `insert into rls_monthly_dirty (tenant_id, month) values (${tenant}, '2025-01-01')` })
+    await expect(rawAs('2', [append(3)])).rejects.toMatchObject({ sqlState: '42501' })
+    await expect(rawAs(undefined, [append(3)])).rejects.toMatchObject({ sqlState: '42501' })
+    await rawAs('2', [append(2)])
+    await app.as((db) => rollup.markDirty(db, { tenantId: 2, at: ['2025-02-01T00:00:00Z'] }))
+    const { rows } = await sql<{ t: number }>`select distinct tenant_id::int as t from rls_monthly_dirty`.execute(t.db)
+    expect(rows).toEqual([{ t: 2 }])
+    await app.as((db) => rollup.refreshDirty(db))
+  })
+})
+
+describe('isolation that cannot be opened wrong, and leaves nothing behind', () => {
+  it("a store made with isolation 'rls' opened without it is a MigrationRequiredError naming both, for the runtime role and the owner", async () => {
+    const plain = { ...config, isolation: undefined }
+    const asApp = app.as((db) => PgVectorStore.open(db, { ...plain, migrate: false }))
+    await expect(asApp).rejects.toBeInstanceOf(MigrationRequiredError)
+    await expect(asApp).rejects.toThrow(/row-level security.*isolation 'none'/)
+    await expect(PgVectorStore.open(t.db, plain)).rejects.toBeInstanceOf(MigrationRequiredError)
+  })
+
+  it("pgscale leaves no tenant setting in the app's transaction: the app's SQL after count, find and a write there is not scoped by it", async () => {
+    await app.as(async (db) => {
+      const store = await PgVectorStore.open(db, { ...config, migrate: false })
+      await db.transaction(async (trx) => {
+        const acme = store.forTenant('acme', { transaction: trx })
+        expect(await acme.count()).toBeGreaterThan(0)
+        expect((await acme.find({ filter: { i: 3 } })).rows).toHaveLength(1)
+        await acme.updateMetadata({ filter: { i: 1 } }, { metadata: { seen: true }, mode: 'merge' })
+        const { rows } = await sql<{ tenant: string | null; n: number }>`
+          select current_setting('pgscale.tenant_id', true) as tenant, (select count(*)::int from rls_chunks) as n`.execute(trx)
+        expect(rows[0]!.tenant ?? '').toBe('')
+        expect(rows[0]!.n).toBe(0) // the app's own SQL without a tenant of its own sees nothing, as outside
+      })
+      await store.close()
+    })
   })
 })

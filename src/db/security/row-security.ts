@@ -23,27 +23,25 @@ function visible(tenantColumn: string, text: boolean): string {
 /**
  * Row-level security on `table` keyed on the transaction's `pgscale.tenant_id`: a statement sees
  * and writes only rows of the tenant it set, and a statement without it sees nothing —
- * the guard for the app's own SQL on the runtime role. `insert: 'any'` lets any statement append
- * (a dirty-key log written by triggers of the app's writes) while reads, updates and deletes stay
- * scoped. Idempotent. The table's owner, superusers and `BYPASSRLS` roles are not subject to it.
+ * the guard for the app's own SQL on the runtime role. Inserts are scoped like everything else
+ * (a dirty-key log is appended to by triggers that run as the log's owner, whom the policy does
+ * not bind, and by `markDirty` under the tenant's setting). Drops the `_append` policy older
+ * versions created (it let any statement append any tenant's row). Idempotent. The table's owner,
+ * superusers and `BYPASSRLS` roles are not subject to it.
  *
  * ### Examples
  * ```ts
  * for (const s of rowSecurityDdl('"rag_chunks"')) await sql.raw(s).execute(db)
  * ```
  */
-export function rowSecurityDdl(
-  table: string,
-  options: { tenantColumn?: string; insert?: 'scoped' | 'any'; textTenant?: boolean } = {},
-): string[] {
+export function rowSecurityDdl(table: string, options: { tenantColumn?: string; textTenant?: boolean } = {}): string[] {
   const condition = visible(options.tenantColumn ?? 'tenant_id', options.textTenant ?? true)
-  const statements = [`alter table ${table} enable row level security`, `drop policy if exists ${POLICY} on ${table}`]
-  if (options.insert === 'any') {
-    statements.push(`drop policy if exists ${POLICY}_append on ${table}`)
-    statements.push(`create policy ${POLICY} on ${table} for all using ${condition} with check ${condition}`)
-    statements.push(`create policy ${POLICY}_append on ${table} for insert with check (true)`)
-  } else statements.push(`create policy ${POLICY} on ${table} for all using ${condition} with check ${condition}`)
-  return statements
+  return [
+    `alter table ${table} enable row level security`,
+    `drop policy if exists ${POLICY} on ${table}`,
+    `drop policy if exists ${POLICY}_append on ${table}`,
+    `create policy ${POLICY} on ${table} for all using ${condition} with check ${condition}`,
+  ]
 }
 
 /**

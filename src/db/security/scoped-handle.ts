@@ -8,14 +8,30 @@ export type ScopeSettings = Readonly<Record<string, string>>
 
 const asLocal = (scope: ScopeSettings): LocalSettings => Object.fromEntries(Object.entries(scope).map(([k, v]) => [k, { text: v }]))
 
-/** `select set_config(…, true)` for each setting: how a statement in someone else's transaction gets them. */
+/**
+ * `select set_config(…, true)` for each setting: how a statement in someone else's transaction
+ * gets them; each setting's value before (`p0`, `p1`, …, read in a subquery first) comes back.
+ */
 function setConfigQuery(scope: ScopeSettings): CompiledQuery {
   const names = Object.keys(scope)
-  const list = names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')
+  const before = names.map((_, i) => `current_setting($${2 * i + 1}, true) as p${i}`).join(', ')
+  const list = names.map((_, i) => `p${i}, set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')
   return CompiledQuery.raw(
-    `select ${list}`,
+    `select ${list} from (select ${before}) as before`,
     names.flatMap((n) => [n, scope[n]!]),
   )
+}
+
+/** Runs `query` in the app's transaction with the scope's settings, then puts them back as they were ('' for none). */
+async function inAppTransaction(plain: ReturnType<Kysely<any>['getExecutor']>, scope: ScopeSettings, query: CompiledQuery) {
+  const { rows } = await plain.executeQuery<Record<string, string | null>>(setConfigQuery(scope))
+  try {
+    return await plain.executeQuery(query)
+  } finally {
+    const names = Object.keys(scope)
+    const back = Object.fromEntries(names.map((n, i) => [n, rows[0]?.[`p${i}`] ?? '']))
+    await plain.executeQuery(setConfigQuery(back)).catch(() => {}) // a failed statement aborted the transaction: it ends, settings with it
+  }
 }
 
 /**
@@ -24,8 +40,9 @@ function setConfigQuery(scope: ScopeSettings): CompiledQuery {
  * works behind transaction pooling and nothing carries over to the connection's next user:
  * pgscale's transactions get them as `SET LOCAL` in their opening message (one-message searches
  * in the message), a statement outside a transaction runs in one of its own with them, and a
- * statement inside the app's transaction is preceded by `set_config(…, true)` (until that
- * transaction ends). Everything else is the handle's own.
+ * statement inside the app's transaction is preceded by `set_config(…, true)` and followed by
+ * the settings' old values (the app's later SQL there is not scoped by pgscale's). Everything else
+ * is the handle's own.
  *
  * ### Examples
  * ```ts
@@ -60,10 +77,7 @@ export function scopedHandle<K extends Kysely<any>>(db: K, scope: ScopeSettings)
 
 async function runScoped(db: Kysely<any>, scope: ScopeSettings, local: LocalSettings, query: CompiledQuery): Promise<QueryResult<any>> {
   const plain = db.getExecutor()
-  if (db.isTransaction) {
-    await plain.executeQuery(setConfigQuery(scope))
-    return plain.executeQuery(query)
-  }
+  if (db.isTransaction) return inAppTransaction(plain, scope, query)
   if (db instanceof Database) {
     // One round trip where it can: the settings and the statement, values inlined by the proven-safe
     // renderer, as one message (one implicit transaction). On Citus the settings travel alone.

@@ -50,6 +50,7 @@ export async function markDirty(ctx: RollupContext, db: Kysely<any>, options: Ma
       from unnest(${months}::date[]) as u(m)`
   try {
     const result = await statement.execute(plain)
+    await ctx.wrote(db, [tenantId])
     return { months: Number(result.numAffectedRows ?? 0n) }
   } catch (err) {
     if (!isMissingRelation(err)) throw err

@@ -26,9 +26,10 @@ export async function refreshAt(ctx: RollupContext, db: Kysely<any>, options: Re
   // transaction; the refresh's snapshot is taken after the lock is granted, as in three trips).
   const values = statement.parameters
   if (plain instanceof Database && plain.sendsOneMessage && !plain.isTransaction && ctx.inlinable(plain) && values.every(isInlineValue)) {
-    if ((await plain.sendAsOneMessage([lock, inlineParameters(statement.sql, values)])) !== undefined) return
+    if ((await plain.sendAsOneMessage([lock, inlineParameters(statement.sql, values)])) !== undefined) return ctx.wrote(db, [tenantId])
   }
   await ctx.write(plain, [lock], statement)
+  await ctx.wrote(db, [tenantId])
 }
 
 /**
@@ -51,5 +52,6 @@ export async function rebuild(ctx: RollupContext, db: Kysely<any>, options: Rebu
   const { rebuild: statement } = ctx.statementsFor(await ctx.validate(plain))
   // JIT off: the planner overestimates the per-month scans and compiling costs more than it saves.
   await ctx.write(plain, [`SET LOCAL jit = off`, ctx.lockStatement(tenantId, months)], statement({ tenant: tenantId, months }))
+  await ctx.wrote(db, [tenantId])
   return { months: months.length }
 }

@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely'
 import { Database } from '../../db/database.js'
+import { InvalidArgumentError } from '../../errors.js'
 import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../../db/security/row-security.js'
 import { scopedHandle } from '../../db/security/scoped-handle.js'
 import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
@@ -7,6 +8,7 @@ import { statementTemplate } from '../../sql/statement-template.js'
 import { resolveRollupConfig, type AtKind, type MonthlyRollupConfig, type RollupParts } from '../config/index.js'
 import { checkRollupOnServer, logPlacement, type LogPlacement } from '../schema/index.js'
 import { rebuildStatement, refreshStatement } from '../sql/index.js'
+import { ReplicaSet, WriteJournal, type TenantKey } from '../../replicas/index.js'
 
 /** The refresh and rebuild statements for one kind of `at` column, compiled once each. */
 export interface BucketStatements {
@@ -34,10 +36,25 @@ export class RollupContext {
   #fragmentsInlinable: boolean | undefined
   #placement: Promise<LogPlacement> | undefined
   readonly #statements = new Map<AtKind, BucketStatements>()
+  /** The replica set of the rollup's configuration, if any (its writes are noted there). */
+  readonly #replicas: ReplicaSet | undefined
 
   constructor(config: MonthlyRollupConfig) {
     this.parts = resolveRollupConfig(config)
     this.lockClass = int32Hash(`pgscale.rollup:${this.parts.target.qualified}`)
+    const replicas = config.replicas
+    if (replicas !== undefined && !(replicas instanceof ReplicaSet))
+      throw new InvalidArgumentError('MonthlyRollup: replicas must be a ReplicaSet (new ReplicaSet(primary, [standbys]))')
+    this.#replicas = replicas
+  }
+
+  /**
+   * After a write of `tenants`' buckets or dirty keys through `db` (the handle the caller gave)
+   * committed — or joined the caller's transaction —: the write journal records it (the rollup's
+   * replicas and the sets made with `db` as their primary note the tenants' positions).
+   */
+  async wrote(db: Kysely<any>, tenants: Iterable<TenantKey>): Promise<void> {
+    await WriteJournal.of(db, this.#replicas).committed(tenants, db)
   }
 
   /** The refresh and rebuild statements for the `at` column's type, compiled once each. */

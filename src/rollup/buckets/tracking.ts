@@ -133,11 +133,15 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
       await trx.executeQuery(rebuild({ tenant: group.tenantId, months: group.months }))
     }
     const pending = await pendingDirtyRows(trx, ctx.parts, tenantId)
+    written.push(...[...byTenant.values()].map((g) => g.tenantId))
     return pending.capped
       ? { buckets: keys.length, remaining: pending.rows, moreRemaining: true as const }
       : { buckets: keys.length, remaining: pending.rows }
   }
-  return plain.isTransaction ? run(plain) : plain.transaction().execute(run)
+  const written: Array<string | number> = []
+  const result = await (plain.isTransaction ? run(plain) : plain.transaction().execute(run))
+  await ctx.wrote(db, written)
+  return result
 }
 
 /**

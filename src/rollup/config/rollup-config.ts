@@ -1,4 +1,5 @@
 import type { RawBuilder } from 'kysely'
+import type { ReplicaSet } from '../../replicas/index.js'
 import { InvalidArgumentError } from '../../errors.js'
 import { assertIdentifier, assertQualifiedName } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
@@ -26,6 +27,13 @@ export interface MonthlyRollupConfig {
   where?: RawBuilder<unknown>
   /** The IANA zone whose local months are the buckets, e.g. `America/Mexico_City`. */
   zone: string
+  /**
+   * The replicas `read(replicas, …)` goes through: every write of the rollup (`refreshAt`,
+   * `rebuild`, `refreshDirty`/`drain`, `markDirty`) is noted there for read-your-writes, on any
+   * handle — the app's transactions too (noted once the primary says they committed). Writes on the
+   * very handle a `ReplicaSet` was made with as its primary are noted without it.
+   */
+  replicas?: ReplicaSet
 }
 
 /**

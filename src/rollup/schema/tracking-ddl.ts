@@ -126,10 +126,10 @@ export function trackingDdl(parts: RollupParts, placement: LogPlacement = 'local
     `create or replace trigger "${n.triggers.update}" after update on ${source} referencing old table as pgscale_old new table as pgscale_new for each statement execute function ${n.fn}()`,
     `create or replace trigger "${n.triggers.delete}" after delete on ${source} referencing old table as pgscale_old for each statement execute function ${n.fn}()`,
     `create or replace trigger "${n.triggers.truncate}" after truncate on ${source} for each statement execute function ${n.fn}()`,
-    // Under row-level security any write may append to the log (the triggers run as its owner
-    // anyway); reading and claiming keys is scoped like the rollup table.
+    // Under row-level security the log is scoped like the rollup table: the triggers append as the
+    // log's owner (security definer), `markDirty` only for the tenant its statement sets.
     ...(parts.target.isolation === 'rls'
-      ? rowSecurityDdl(n.log, { insert: 'any', textTenant: /^(text|varchar|character varying)/i.test(parts.target.tenantType) })
+      ? rowSecurityDdl(n.log, { textTenant: /^(text|varchar|character varying)/i.test(parts.target.tenantType) })
       : []),
   ]
 }

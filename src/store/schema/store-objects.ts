@@ -110,9 +110,29 @@ export function storeRowSecurity(config: ResolvedStoreConfig): string[] {
 }
 
 /**
+ * A store opened without `isolation: 'rls'` on a table that has row-level security (made with
+ * it): a {@link MigrationRequiredError} naming both, before anything is read — under the policy a
+ * runtime role's statements, which would not set the tenant, would silently see no rows.
+ */
+async function refuseUnrequestedRowSecurity(db: Database, config: ResolvedStoreConfig): Promise<void> {
+  const { rows } = await sql<{ rls: boolean }>`
+    select c.relrowsecurity as rls from pg_class c where c.oid = to_regclass(${config.qualified})`.execute(db)
+  if (!rows[0]?.rls) return
+  const object = storeObject(config).key
+  throw new MigrationRequiredError(
+    object,
+    `open it with { isolation: 'rls' } (or the owner ends the isolation: alter table ${config.qualified} disable row level security)`,
+    `${object} has row-level security (isolation 'rls' in the database) and this store opens with isolation 'none': ` +
+      `its statements would set no tenant and a runtime role would see no rows`,
+  )
+}
+
+/**
  * Makes sure a store with `isolation: 'rls'` has its policies: read from the catalog first (a
  * runtime role opens a protected store without DDL); missing ones are created when `migrate`
- * allows and the role may, else a `MigrationRequiredError` before anything changes.
+ * allows and the role may, else a `MigrationRequiredError` before anything changes. A store
+ * without it on a table that has row-level security is a `MigrationRequiredError` too (either
+ * direction: the isolation in the database and the one asked for must agree).
  *
  * ### Examples
  * ```ts
@@ -120,7 +140,7 @@ export function storeRowSecurity(config: ResolvedStoreConfig): string[] {
  * ```
  */
 export async function ensureStoreRowSecurity(db: Database, config: ResolvedStoreConfig): Promise<void> {
-  if (config.isolation !== 'rls') return
+  if (config.isolation !== 'rls') return refuseUnrequestedRowSecurity(db, config)
   if (
     await rowSecurityOn(
       db,

@@ -1,5 +1,5 @@
 import type { QuerySampler } from './search/query-sample.js'
-import type { ReadConsistency } from '../../replicas/index.js'
+import type { ReadConsistency, WriteJournal } from '../../replicas/index.js'
 import type { ReplicaReads } from './replica-reads.js'
 import { CompiledQuery, type QueryResult } from 'kysely'
 import type { Database } from '../../db/database.js'
@@ -165,6 +165,7 @@ export class TenantStore {
   readonly #chunks: ChunkScope
   readonly #sampler: QuerySampler | undefined
   readonly #reads: ReplicaReads | undefined
+  readonly #journal: WriteJournal | undefined
   readonly #parts: readonly [StoreStatements, TuningCache, IndexedTenants, FilteredStatements, DeclaredFields, FilterVerdicts]
 
   readonly #tenantId: string
@@ -187,6 +188,7 @@ export class TenantStore {
     verdicts: FilterVerdicts,
     sampler?: QuerySampler,
     reads?: ReplicaReads,
+    journal?: WriteJournal,
   ) {
     this.#db = db
     this.#config = config
@@ -198,6 +200,7 @@ export class TenantStore {
     this.#chunks = { ...this.#scope, locks: statements, chunks: chunkStatements(config, statements) }
     this.#sampler = sampler
     this.#reads = reads
+    this.#journal = journal
     this.#parts = [statements, tuning, indexed, filtered, fields, verdicts]
   }
 
@@ -224,9 +227,12 @@ export class TenantStore {
     )
   }
 
-  /** After a write committed: with replicas, the primary's WAL position is noted for this tenant's reads. */
+  /**
+   * Every write of this handle ends here once it committed (or, in the app's transaction, once it
+   * is part of it): the store's write journal records it (replicas note the tenant's position).
+   */
   async #wrote<T>(result: T): Promise<T> {
-    if (this.#reads) await this.#reads.set.noteWrite(this.tenantId)
+    await this.#journal?.committed([this.tenantId], this.#db)
     return result
   }
 

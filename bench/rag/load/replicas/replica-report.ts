@@ -131,7 +131,7 @@ export const MIN_REPLICA_SHARE = 0.95
 const READS = ['search', 'filtered', 'hybrid'] as const
 const count = (s: LoadStep, ops: readonly string[]) => ops.reduce((n, op) => n + s.operations[op as keyof LoadStep['operations']].count, 0)
 const failed = (s: LoadStep) => Object.values(s.operations).reduce((n, o) => n + o.errors, 0) + s.rejections
-const NO_PRIMARY = () => ({ asked: 0, behindWrite: 0, lagging: 0, down: 0, sticky: 0 })
+const NO_PRIMARY = () => ({ asked: 0, behindWrite: 0, lagging: 0, down: 0, sticky: 0, pending: 0 })
 
 function armRow(r: ReplicaStepRun): ArmRow {
   const s = r.step
