@@ -14,7 +14,7 @@ import { useTestDatabase } from '../support/test-database.js'
  * transactions rolled back. Tracked seeds check every fresh read before the drain and every read
  * after it; untracked seeds heal with `rebuild` or `refreshAt` month by month. Every read shape —
  * the stored rows, `read` (all groups, each group kept, none, the range combined), `readAcross`
- * (the fleet, per tenant, each group kept, the range combined, the top 2) — is compared with the
+ * (the fleet, per tenant, each group kept, the range combined, the top 2 tenants) — is compared with the
  * truth computed by plain SQL `GROUP BY` over the source.
  *
  * CI runs 6 seeds (every group count, moment type and heal mode); more on demand:
@@ -222,6 +222,8 @@ interface TruthQuery {
   perTenant?: boolean
   keep: readonly string[]
   combine?: boolean
+  /** The top `n` tenants by row count per month and kept group (ties by tenant id), ranked. */
+  top?: number
   from: string
   to: string
 }
@@ -235,14 +237,15 @@ async function truth(db: Database, s: Shape, q: TruthQuery): Promise<Array<Recor
     select ${q.perTenant ? sql`tenant_id::text as tenant_id, ` : sql``}${month} as month
       ${q.keep.length ? sql`, ${sql.join(q.keep.map((g) => sql.raw(`"${g}"`)))}` : sql``},
       count(*) as n, sum(amount) as total, min(amount) as lo, max(amount) as hi
+      ${q.top ? sql`, row_number() over (partition by ${sql.join([monthExpr(s), ...q.keep.map((g) => sql.raw(`"${g}"`))])} order by count(*) desc, tenant_id) as rank` : sql``}
     from ${sql.raw(`${s.schema}.src`)}
     where at is not null ${s.where ? sql`and amount >= 0` : sql``} ${tenantFilter}
       and ${monthExpr(s)} between ${`${q.from}-01`}::date and ${`${q.to}-01`}::date
     ${keys.length ? sql`group by ${sql.join(keys)}` : sql`having count(*) > 0`}`.execute(db)
-  return rows
+  return q.top ? rows.filter((row) => Number(row.rank) <= q.top!) : rows
 }
 
-/** Rows as sorted canonical JSON: numbers and numeric text alike, tenant ids as text, `rank` dropped. */
+/** Rows as sorted canonical JSON: numbers and numeric text alike, tenant ids as text. */
 function canonical(rows: ReadonlyArray<Record<string, unknown>>): string[] {
   const value = (v: unknown) => {
     if (v === null || v === undefined) return null
@@ -254,7 +257,6 @@ function canonical(rows: ReadonlyArray<Record<string, unknown>>): string[] {
     .map((row) =>
       JSON.stringify(
         Object.keys(row)
-          .filter((k) => k !== 'rank')
           .sort()
           .map((k) => [k, value(row[k])]),
       ),
@@ -299,6 +301,8 @@ async function compareReads(db: Database, s: Shape, rollup: MonthlyRollup, r: Rn
     await expectSame(`${s.seed} across per tenant [${keep}]`, per, await truth(db, s, { keep, from, to, perTenant: true }))
     const combined = await rollup.readAcross(db, { ...o, combineMonths: true })
     await expectSame(`${s.seed} across combined [${keep}]`, combined, await truth(db, s, { keep, from, to, combine: true }))
+    const top = (await rollup.readAcross(db, { ...o, top: { by: 'n', n: 2 } })).map((row) => ({ ...row, tenant_id: String(row.tenant_id) }))
+    await expectSame(`${s.seed} across top 2 [${keep}]`, top, await truth(db, s, { keep, from, to, perTenant: true, top: 2 }))
   }
 }
 
