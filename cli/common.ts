@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgument, Option } from 'commander'
 import { PgScaleError, provision, PROVIDERS, type ProvisionedDatabase, type ProviderName } from '../src/index.js'
 import { redactUrl } from '../src/bench-kit.js'
-import { sql } from 'kysely'
 import { parseTenantMix, tenantsOf, TenantMixError } from '../bench/rag/tenant-mix.js'
 import type { TenantSize } from '../bench/synthetic/corpus.js'
+import { dropBenchSchema } from '../bench/report/bench-cleanup.js'
 
 /** Options every bench CLI shares. */
 export interface CommonOptions {
@@ -104,10 +104,7 @@ export function dropSchemaOnInterrupt(
 ): void {
   onInterrupt(async () => {
     if (!keep) {
-      await sql
-        .raw(`drop schema if exists ${schema} cascade`)
-        .execute(provisioned.db)
-        .catch(() => {})
+      await dropBenchSchema(provisioned.db, schema).catch(() => {})
     }
     await provisioned.stop()
   })

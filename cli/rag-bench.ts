@@ -17,6 +17,7 @@ import { ragQuantization } from './rag-quantization.js'
 import { ragFilters } from './rag-filters.js'
 import { compare } from './compare.js'
 import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import { dropBenchSchema } from '../bench/report/bench-cleanup.js'
 
 /** Builds the `rag-bench` command (commander wiring only; the work is in bench/rag). */
 export function ragBenchCommand(): Command {
@@ -108,11 +109,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
     const provisioned = await provisionFor(o, log)
     onInterrupt(async () => {
       if (!config.keep) {
-        const { sql } = await import('kysely')
-        await sql
-          .raw('drop schema if exists pgscale_rag_bench cascade')
-          .execute(provisioned.db)
-          .catch(() => {})
+        await dropBenchSchema(provisioned.db, 'pgscale_rag_bench').catch(() => {})
       }
       await provisioned.stop()
     })

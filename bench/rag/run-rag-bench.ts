@@ -18,6 +18,7 @@ import type { RagBenchConfig } from './rag-bench-config.js'
 import type { Phase, RagBenchReport, TenantClass } from './rag-report.js'
 import { BENCH_SCHEMA, BENCH_TABLE, K, newRagRun, type RagRun } from './rag-run.js'
 import { tenantClass } from './tenant-classes.js'
+import { dropBenchSchema } from '../report/bench-cleanup.js'
 
 export { BENCH_SCHEMA } from './rag-run.js'
 
@@ -51,7 +52,7 @@ export async function runRagBench(
   const started = performance.now()
   const { db } = provisioned
   const report = emptyReport(provisioned, c)
-  if (c.phases.has('ingest')) await sql.raw(`drop schema if exists ${BENCH_SCHEMA} cascade`).execute(db)
+  if (c.phases.has('ingest')) await dropBenchSchema(db, BENCH_SCHEMA)
   await sql.raw(`create schema if not exists ${BENCH_SCHEMA}`).execute(db)
   // The bench's own searches are measurements, not traffic: no query sample (the queries phase sends traffic through a store of its own).
   const store = await PgVectorStore.open(db, { table: BENCH_TABLE, dimensions: c.dim, querySample: false })
@@ -73,7 +74,7 @@ export async function runRagBench(
   }
   if (c.phases.has('findings')) report.findings = ragFindings(report)
   report.citus = await citusSearchPlacement(run)
-  if (!c.keep) await sql.raw(`drop schema if exists ${BENCH_SCHEMA} cascade`).execute(db)
+  if (!c.keep) await dropBenchSchema(db, BENCH_SCHEMA)
   report.process = { peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024), seconds: (performance.now() - started) / 1000 }
   return report
 }

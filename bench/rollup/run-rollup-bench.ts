@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import { type ProvisionedDatabase } from '../../src/index.js'
 import { reportHeader } from '../report/header.js'
 import { buildRollup } from './phases/build.js'
@@ -11,6 +10,7 @@ import { trackPhase } from './phases/track.js'
 import { acrossPhase } from './phases/across.js'
 import { rollupFindings } from './rollup-findings.js'
 import { SCHEMA, type RollupBenchOptions, type RollupBenchReport } from './rollup-run.js'
+import { dropBenchSchema } from '../report/bench-cleanup.js'
 
 export { rollupFindings } from './rollup-findings.js'
 export type { RollupBenchOptions, RollupBenchReport, TenantResult } from './rollup-run.js'
@@ -48,7 +48,7 @@ export async function runRollupBench(
   let track: RollupBenchReport['track']
   if (o.track) track = await trackPhase(provisioned, run, o.track, log)
   const across = o.across ? await acrossPhase(run, log) : undefined
-  if (!o.keep) await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
+  if (!o.keep) await dropBenchSchema(db, SCHEMA)
   const report: RollupBenchReport = {
     ...header,
     seeding: { ...seeding, rollupSeconds },

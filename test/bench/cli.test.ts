@@ -1,14 +1,20 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { ragBench } from '../../cli/rag-bench.js'
 import { rollupBench } from '../../cli/rollup-bench.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { itUnless } from '../support/skip.js'
+import { sql } from 'kysely'
+
+afterAll(removeTempDirs)
 
 /** The CLIs run in-process on small sizes against the test database; their JSON is checked key by key. */
 const t = useTestDatabase()
-const dir = mkdtempSync(join(tmpdir(), 'pgscale-cli-'))
+// Made before the first test (a file whose tests are all skipped runs no afterAll, and makes none).
+let dir = ''
+beforeAll(() => void (dir = tempDir('pgscale-cli-')))
 let stderr: string[]
 let stdout: string[]
 
@@ -22,6 +28,18 @@ beforeEach(() => {
 afterEach(() => vi.restoreAllMocks())
 
 const where = () => (t.url ? ['--pg', t.url] : ['--db', 'embedded'])
+const needsUrl = itUnless(!t.target.url && 'the bench keeps or drops its schema in the test database, reached by URL')
+
+/** What a bench left in the test database: its schema, and records of pgscale_object_version in it. */
+async function leftInDatabase(schema: string): Promise<{ schema: boolean; records: string[] }> {
+  if (!t.url) return { schema: false, records: [] }
+  const { rows } = await sql<{ schema: boolean; records: string[] }>`
+    select exists (select from pg_namespace where nspname = ${schema}) as schema,
+      coalesce((select array_agg(object order by object) from pgscale_object_version where split_part(split_part(object, ':', 2), '.', 1) = ${schema}), '{}') as records`.execute(
+    t.db,
+  )
+  return rows[0]!
+}
 
 /** On a Citus run (PGSCALE_TEST_CITUS_WORKERS) the reports carry a `citus` section. */
 const citusKey = () => (t.target.citusWorkers ? ['citus'] : [])
@@ -42,7 +60,7 @@ function expectRoutedPlacement(citus: { tenants: Array<{ tasks: number; plan: st
 
 /** Writes a corpus directory in the documented format: chunks.jsonl + embeddings.npy (float32, C order). */
 function writeCorpusDir(tenants: Array<[string, number]>, dim: number): string {
-  const out = mkdtempSync(join(tmpdir(), 'pgscale-corpus-'))
+  const out = tempDir('pgscale-corpus-')
   const lines: string[] = []
   const vectors: number[] = []
   let i = 0
@@ -110,7 +128,7 @@ describe('rag-bench --corpus', () => {
   }, 300_000)
 
   it('a directory that does not follow the format, or options it sets itself: one line, exit 2', async () => {
-    const empty = mkdtempSync(join(tmpdir(), 'pgscale-corpus-'))
+    const empty = tempDir('pgscale-corpus-')
     expect(await ragBench(['--corpus', empty, ...where()])).toBe(2)
     expect(stderr.join('')).toMatch(/no chunks\.jsonl/)
     const corpus = writeCorpusDir([['t', 20]], 4)
@@ -221,7 +239,21 @@ describe('rag-bench', () => {
     // Vega labels a number with 12 significant digits (0.9416666666666667 → 0.941666666667).
     expect(svg).toContain(`recall@10 (tie-aware): ${Number(relaxed[0].recallAt10.toPrecision(12))}`)
     expect(stdout.join('\n')).toMatch(/7\. findings/)
+    // Its schema and the records of the stores in it are gone (--keep keeps them).
+    expect(await leftInDatabase('pgscale_rag_bench')).toEqual({ schema: false, records: [] })
   }, 300_000)
+
+  needsUrl(
+    '--keep keeps the schema and its records; the next run without it removes both',
+    async () => {
+      const small = ['--tenant-mix', '2x40', '--dim', '4', '--phases', 'ingest', '--queries', '2', ...where()]
+      expect(await ragBench([...small, '--keep'])).toBe(0)
+      expect(await leftInDatabase('pgscale_rag_bench')).toEqual({ schema: true, records: ['store:pgscale_rag_bench.chunks'] })
+      expect(await ragBench(small)).toBe(0)
+      expect(await leftInDatabase('pgscale_rag_bench')).toEqual({ schema: false, records: [] })
+    },
+    120_000,
+  )
 
   it.each([
     [['--phases', 'ingest,teleport'], /unknown phase "teleport"/],
@@ -305,6 +337,7 @@ describe('rollup-bench', () => {
     expect(report.tenants.big.rows).toBe(3000)
     expect(Object.keys(report.sizes).sort()).toEqual(['rollupBytes', 'rollupRows', 'sourceIndexesBytes', 'sourceTableBytes'])
     expect(report.findings).toHaveLength(report.seeding.raw ? 6 : 5)
+    expect(await leftInDatabase('pgscale_bench')).toEqual({ schema: false, records: [] })
   }, 300_000)
 
   it('--track measures every write kind in each mode, drain, staleness, fresh reads and distinct counts', async () => {
@@ -318,6 +351,8 @@ describe('rollup-bench', () => {
     expect(code).toBe(0)
     const report = JSON.parse(readFileSync(out, 'utf8'))
     // On Citus tracking refuses the distributed source: the phase is skipped, said on stderr.
+    // The tracked rollup's record goes with its schema.
+    expect(await leftInDatabase('pgscale_bench')).toEqual({ schema: false, records: [] })
     if (report.citus) return expect(report.track).toBeUndefined()
     const track = report.track
     const modes = ['plain', 'tracked', ...(track.pgIvm ? ['pgIvm'] : [])].sort()

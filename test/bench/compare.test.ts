@@ -1,13 +1,17 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { ragBench } from '../../cli/rag-bench.js'
 import { rollupBench } from '../../cli/rollup-bench.js'
 import { compareReports, figuresOf } from '../../bench/report/compare-reports.js'
 
+afterAll(removeTempDirs)
+
 /** `rag-bench compare` / `rollup-bench compare`: the CI gate that compares a base report with HEAD's. */
-const dir = mkdtempSync(join(tmpdir(), 'pgscale-compare-'))
+// Made before the first test (a file whose tests are all skipped runs no afterAll, and makes none).
+let dir = ''
+beforeAll(() => void (dir = tempDir('pgscale-compare-')))
 const load = JSON.parse(readFileSync(new URL('../../docs/results/rag-load-100k-local.json', import.meta.url), 'utf8'))
 let out: string[]
 let err: string[]

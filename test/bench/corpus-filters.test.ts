@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import {
   BUCKETS,
   chunkMetadata,
@@ -15,6 +15,8 @@ import { CorpusFormatError, openCorpusDir } from '../../bench/rag/corpus-dir.js'
 import { trafficFilter, type CorpusFiltersReport } from '../../bench/rag/phases/corpus-filters.js'
 import { renderCorpusFilters } from '../../bench/rag/render-real-queries.js'
 import { matchesFilter } from '../../src/index.js'
+
+afterAll(removeTempDirs)
 
 /** The real-text corpus's metadata and filter ladder (bench/corpus/corpus-metadata.ts) and the filtered phase's pure parts. */
 describe('corpus metadata', () => {
@@ -39,7 +41,7 @@ describe('corpus metadata', () => {
   })
 
   it('reads package owners from dpkg lists, architecture qualifiers dropped', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pgscale-dpkg-'))
+    const dir = tempDir('pgscale-dpkg-')
     writeFileSync(join(dir, 'libc6:amd64.list'), '/.\n/usr/share/man/man3/abort.3.gz\n')
     writeFileSync(join(dir, 'coreutils.list'), '/usr/share/man/man1/ls.1.gz\n')
     writeFileSync(join(dir, 'coreutils.md5sums'), 'not a list\n')
@@ -139,7 +141,7 @@ describe('query filters', () => {
 
 describe('queries.jsonl filters', () => {
   const corpus = (queryLine: object) => {
-    const dir = mkdtempSync(join(tmpdir(), 'pgscale-corpus-'))
+    const dir = tempDir('pgscale-corpus-')
     mkdirSync(dir, { recursive: true })
     writeFileSync(
       join(dir, 'chunks.jsonl'),

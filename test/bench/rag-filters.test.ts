@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { ragBench } from '../../cli/rag-bench.js'
 import { toLangChain } from '../../bench/rag/filters/filter-peers.js'
 import { filterLadder, withLadderFields } from '../../bench/rag/filters/filter-ladder.js'
@@ -10,9 +10,13 @@ import { matchesFilter } from '../../src/index.js'
 import { itWithServer } from '../support/skip.js'
 import { useTestDatabase } from '../support/test-database.js'
 
+afterAll(removeTempDirs)
+
 /** `rag-bench filters` in process on a small corpus against the test database, and its pure parts. */
 const t = useTestDatabase()
-const dir = mkdtempSync(join(tmpdir(), 'pgscale-filters-'))
+// Made before the first test (a file whose tests are all skipped runs no afterAll, and makes none).
+let dir = ''
+beforeAll(() => void (dir = tempDir('pgscale-filters-')))
 
 beforeEach(() => {
   vi.spyOn(process.stderr, 'write').mockImplementation(() => true)

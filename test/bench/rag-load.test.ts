@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { ragBench } from '../../cli/rag-bench.js'
 import { checkProvider, connect } from '../../src/index.js'
 import { parseMix } from '../../bench/rag/load/ladder-analysis.js'
@@ -19,9 +19,13 @@ import { generatorCalls, queryVectors } from '../../bench/synthetic/corpus.js'
 import { itWithServer, itUnless, NEEDS_SERVER } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 
+afterAll(removeTempDirs)
+
 /** `rag-bench load` in process on a small corpus against the test database (a server: it needs concurrent connections). */
 const t = useTestDatabase()
-const dir = mkdtempSync(join(tmpdir(), 'pgscale-load-'))
+// Made before the first test (a file whose tests are all skipped runs no afterAll, and makes none).
+let dir = ''
+beforeAll(() => void (dir = tempDir('pgscale-load-')))
 let stderr: string[]
 
 beforeEach(() => {

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { pgscale } from '../../cli/pgscale.js'
 import { expensesDdl, expensesRollup } from '../../bench/synthetic/expenses.js'
 import { forgetRecord, PgVectorStore, type Finding } from '../../src/index.js'
@@ -14,6 +14,8 @@ import { itUnless } from '../support/skip.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { axisVector } from '../support/vectors.js'
 
+afterAll(removeTempDirs)
+
 /**
  * `pgscale`, the ops CLI a deploy step or a cron job runs: migrate (and --print), optimize, drain
  * (--once, and the loop a SIGTERM stops), recall and doctor, with exit codes a cron job alerts on.
@@ -22,8 +24,13 @@ import { axisVector } from '../support/vectors.js'
 const t = useTestDatabase()
 const app = useRuntimeRole(t, 'app_ops')
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const dir = mkdtempSync(join(tmpdir(), 'pgscale-ops-'))
-const configFile = join(dir, 'pgscale.config.ts')
+// Made before the first test (a file whose tests are all skipped runs no afterAll, and makes none).
+let dir = ''
+let configFile = ''
+beforeAll(() => {
+  dir = tempDir('pgscale-ops-')
+  configFile = join(dir, 'pgscale.config.ts')
+})
 const needsUrl = itUnless(!t.target.url && 'the ops CLI connects by URL (--pg / DATABASE_URL); PGlite lives in one process')
 const DIM = 8
 let stdout: string[]
@@ -36,7 +43,6 @@ beforeEach(() => {
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (stdout.push(String(chunk)), true))
 })
 afterEach(() => vi.restoreAllMocks())
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const run = (...argv: string[]) => pgscale([...argv, '--pg', t.url!, '--config', configFile])
 
@@ -295,8 +301,11 @@ describe('pgscale doctor and forget: records of objects that no longer exist', (
 })
 
 describe('pgscale: what every command says', () => {
-  const emptyConfig = join(dir, 'empty.config.mjs')
-  beforeAll(() => writeFileSync(emptyConfig, 'export default { stores: [], rollups: [] }\n'))
+  let emptyConfig = ''
+  beforeAll(() => {
+    emptyConfig = join(dir, 'empty.config.mjs')
+    writeFileSync(emptyConfig, 'export default { stores: [], rollups: [] }\n')
+  })
 
   it('--version prints the package version; --help names the config file it looks for and the exit codes', async () => {
     expect(await pgscale(['--version'])).toBe(0)

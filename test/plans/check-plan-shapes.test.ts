@@ -1,17 +1,21 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Kysely, sql } from 'kysely'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { checkPlanShapes, InvalidArgumentError, PlanRegressionError, type Database, type PlanCase } from '../../src/index.js'
 import { useTestDatabase } from '../support/test-database.js'
+
+afterAll(removeTempDirs)
 
 /**
  * `checkPlanShapes` as an app uses it in its CI: an app's statements are recorded once, checked
  * green, and a dropped index fails the check naming the statement with both shapes.
  */
 const t = useTestDatabase()
-const dir = mkdtempSync(join(tmpdir(), 'pgscale-plans-'))
+// Made before the first test (a file whose tests are all skipped runs no afterAll, and makes none).
+let dir = ''
+beforeAll(() => void (dir = tempDir('pgscale-plans-')))
 let appCases: Record<string, PlanCase>
 
 beforeAll(async () => {

@@ -18,6 +18,7 @@ import { percentile } from '../../report/stats.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../synthetic/corpus.js'
 import { correlatedLadder, filterLadder, LADDER_FIELDS, withCorrelatedField, withLadderFields, type LadderFilter } from './filter-ladder.js'
 import type { FilterPeer, FilterPeers } from './filter-peers.js'
+import { dropBenchSchema } from '../../report/bench-cleanup.js'
 
 /** Parameters of `rag-bench filters`. */
 export interface FilterBenchConfig {
@@ -146,7 +147,8 @@ export async function runFilterBench(
   { peers, skipped }: FilterPeers,
   log: (line: string) => void,
 ): Promise<FilterBenchReport> {
-  await sql.raw(`drop schema if exists ${FILTER_SCHEMA} cascade; create schema ${FILTER_SCHEMA}`).execute(db)
+  await dropBenchSchema(db, FILTER_SCHEMA)
+  await sql.raw(`create schema ${FILTER_SCHEMA}`).execute(db)
   const spec: CorpusSpec = {
     seed: c.seed,
     dim: c.dim,
@@ -215,7 +217,7 @@ export async function runFilterBench(
     }
   } finally {
     for (const peer of peers) await peer.close().catch(() => {})
-    if (!c.keep) await sql.raw(`drop schema if exists ${FILTER_SCHEMA} cascade`).execute(db)
+    if (!c.keep) await dropBenchSchema(db, FILTER_SCHEMA)
   }
 }
 

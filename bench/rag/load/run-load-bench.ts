@@ -15,6 +15,7 @@ import { ReplicaRun, type ReplicaBenchConfig } from './replicas/replica-run.js'
 import type { ReplicaBenchReport } from './replicas/replica-report.js'
 import { PAUSE_WINDOW, STOP_WINDOW, type ReplicaStepReport } from './replicas/replica-steps.js'
 import type { WorkerReplicas } from './replicas/worker-store.js'
+import { dropBenchSchema } from '../../report/bench-cleanup.js'
 
 /** Parameters of `rag-bench load`. */
 export interface LoadBenchConfig {
@@ -118,7 +119,7 @@ export async function runLoadBench(
       ? await runLoad(provisioned, { pool, store, truth, inputs, ctx }, c, log)
       : { baseline: null, steps: [] }
     const report = buildReport(provisioned.info, c, seeding, smoke, run)
-    if (!c.keep) await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade`).execute(provisioned.db)
+    if (!c.keep) await dropBenchSchema(provisioned.db, LOAD_SCHEMA)
     return report
   } finally {
     await pool.close()
@@ -298,7 +299,8 @@ export async function runShape(
  */
 export async function seedLoadCorpus(observer: Database, pool: Database, c: LoadBenchConfig, log: (line: string) => void) {
   const started = performance.now()
-  await sql.raw(`drop schema if exists ${LOAD_SCHEMA} cascade; create schema ${LOAD_SCHEMA}`).execute(observer)
+  await dropBenchSchema(observer, LOAD_SCHEMA)
+  await sql.raw(`create schema ${LOAD_SCHEMA}`).execute(observer)
   const store = await PgVectorStore.open(pool, {
     table: `${LOAD_SCHEMA}.chunks`,
     dimensions: c.dim,

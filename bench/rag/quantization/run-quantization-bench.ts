@@ -14,6 +14,7 @@ import { percentile } from '../../report/stats.js'
 import { generateCorpus, queryVectors, type CorpusSpec, type TenantSize } from '../../synthetic/corpus.js'
 import { sampleByClass } from '../tenant-classes.js'
 import type { TenantClass } from '../rag-report.js'
+import { dropBenchSchema } from '../../report/bench-cleanup.js'
 
 /** One storage option measured: the column type, the index's quantization, the re-rank factor. */
 export interface QuantizationOption {
@@ -74,7 +75,8 @@ export async function runQuantizationBench(
   c: QuantizationBenchConfig,
   log: (line: string) => void,
 ): Promise<QuantizationReport> {
-  await sql.raw(`drop schema if exists ${QUANT_SCHEMA} cascade; create schema ${QUANT_SCHEMA}`).execute(db)
+  await dropBenchSchema(db, QUANT_SCHEMA)
+  await sql.raw(`create schema ${QUANT_SCHEMA}`).execute(db)
   const spec: CorpusSpec = { seed: c.seed, dim: c.dim, tenants: c.tenants, topics: 'shared', duplicates: 0.05 }
   const built = new Map<
     string,
@@ -109,7 +111,7 @@ export async function runQuantizationBench(
       })
     }
   } finally {
-    if (!c.keep) await sql.raw(`drop schema if exists ${QUANT_SCHEMA} cascade`).execute(db)
+    if (!c.keep) await dropBenchSchema(db, QUANT_SCHEMA)
   }
   return {
     machine: machineInfo(),

@@ -7,6 +7,7 @@ import { hasCitusShardNodes, type ProvisionedDatabase } from '../../../src/index
 import { progress, type Progress } from '../../report/progress.js'
 import { expensesCopyText, expensesDdl, generateExpenses } from '../../synthetic/expenses.js'
 import { END, SCHEMA, SOURCE, type RollupBenchOptions, type RollupBenchReport } from '../rollup-run.js'
+import { dropBenchSchema } from '../../report/bench-cleanup.js'
 
 /**
  * Step 1: a fresh schema; the seeded rows written once to a file (not timed); `psql \copy` of that
@@ -25,7 +26,7 @@ export async function seedSource(
   log: (line: string) => void,
 ): Promise<Omit<RollupBenchReport['seeding'], 'rollupSeconds'>> {
   const { db } = provisioned
-  await sql.raw(`drop schema if exists ${SCHEMA} cascade`).execute(db)
+  await dropBenchSchema(db, SCHEMA)
   await sql.raw(`create schema ${SCHEMA}`).execute(db)
   const dir = mkdtempSync(join(tmpdir(), 'pgscale-rollup-bench-'))
   try {
