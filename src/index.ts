@@ -142,6 +142,17 @@ export type { Distance, PgVectorStoreConfig, Quantization, VectorType } from './
 export { DEFAULT_RERANK } from './store/index.js'
 export { matchesFilter } from './filter/filter-reference.js'
 export { FILTER_LIMITS, type MetadataFilter } from './filter/filter-tree.js'
+export type {
+  FieldCondition,
+  FieldOperators,
+  Filter,
+  FilterJson,
+  FilterJsonObject,
+  FilterOf,
+  FilterScalar,
+  FilterValue,
+  LogicalOperators,
+} from './filter/filter-types.js'
 export type { MetadataFieldType } from './filter/metadata-field.js'
 export type { MetadataIndex, MetadataIndexOptions } from './store/index.js'
 export type { FindCursor, FindOptions, FindResult, FoundChunk } from './store/index.js'

@@ -1,0 +1,124 @@
+import type { OrderedOperand } from './filter-tree.js'
+
+/**
+ * The filter language as types, for apps that want the compiler to check their filters: an unknown
+ * operator (`$inn`), an operator at the wrong place or an operand of the wrong kind does not
+ * compile; every documented operator does (docs/store.md "Filters"). {@link Filter} is any filter;
+ * {@link FilterOf} a filter over a declared metadata shape, which also checks field names and
+ * operand types. Both are accepted wherever a `MetadataFilter` is (`search`, `find`, `count`, ...).
+ * The parser checks the same rules at run time, whatever the types said.
+ */
+
+/** A scalar an equality compares with; a `Date` is an instant (compared with ISO-8601 strings). */
+export type FilterScalar = string | number | boolean | null | Date
+
+/** A JSON value inside an equality operand: an object's keys never start with `$` (those are operators). */
+export type FilterJson = string | number | boolean | null | readonly FilterJson[] | FilterJsonObject
+
+/** An object compared by deep equality; a `$` key is an operator, so it is not one of its keys. */
+export type FilterJsonObject = { readonly [key: string]: FilterJson } & { readonly [key: `$${string}`]: never }
+
+/** The operand of `$eq`/`$ne` and of a plain `{ field: value }`: a JSON value, or a `Date`. */
+export type FilterValue = FilterJson | Date
+
+/** The element type of an array type, or the type itself. */
+type ElementOf<V> = V extends readonly (infer E)[] ? E : V
+
+/** What `$eq` compares a field of type `V` with: the value, one of its elements, or null (missing). */
+type EqualsOperand<V> = unknown extends V ? FilterValue : V | ElementOf<V> | null
+
+/** The operand of `$gt $gte $lt $lte` on a field of type `V`. */
+type OrderOperand<V> = unknown extends V
+  ? OrderedOperand
+  : ElementOf<V> extends number
+    ? number
+    : ElementOf<V> extends string
+      ? string | Date
+      : OrderedOperand
+
+/**
+ * The operators of one field; `V` is its declared type in a {@link FilterOf}, `unknown` otherwise.
+ *
+ * ### Examples
+ * ```ts
+ * const price: FieldOperators = { $gte: 10, $lt: 20 }
+ * const tags: FieldOperators<string[]> = { $all: ['red', 'blue'], $size: 2 }
+ * ```
+ */
+export interface FieldOperators<V = unknown> {
+  $eq?: EqualsOperand<V>
+  $ne?: EqualsOperand<V>
+  $gt?: OrderOperand<V>
+  $gte?: OrderOperand<V>
+  $lt?: OrderOperand<V>
+  $lte?: OrderOperand<V>
+  $in?: readonly EqualsOperand<V>[]
+  $nin?: readonly EqualsOperand<V>[]
+  $all?: readonly EqualsOperand<ElementOf<V>>[]
+  $size?: number
+  $exists?: boolean
+  $elemMatch?: FieldOperators<ElementOf<V>> | ElementFilter<V>
+  $not?: FieldOperators<V>
+}
+
+/** `$elemMatch`'s fields form: a filter of the elements' fields. */
+type ElementFilter<V> = unknown extends V ? Filter : ElementOf<V> extends object ? FilterOfFields<ElementOf<V>> : never
+
+/**
+ * The condition on one field: a value it must equal, or its operators.
+ *
+ * ### Examples
+ * ```ts
+ * const kind: FieldCondition = { $in: ['faq', 'blog'] }
+ * const year: FieldCondition<number> = 2024
+ * ```
+ */
+export type FieldCondition<V = unknown> = EqualsOperand<V> | FieldOperators<V>
+
+/** `$and`, `$or`, `$nor` over sub-filters (non-empty arrays: an empty one is refused at run time). */
+export type LogicalOperators<F> = {
+  readonly $and?: readonly F[]
+  readonly $or?: readonly F[]
+  readonly $nor?: readonly F[]
+}
+
+/**
+ * Any metadata filter, checked by the compiler: fields (or dotted paths) take a value or
+ * {@link FieldOperators}, and `$and $or $nor` sub-filters. `{ a: { $inn: [1] } }` does not compile.
+ *
+ * ### Examples
+ * ```ts
+ * const filter: Filter = { kind: 'invoice', year: { $gte: 2024 }, $or: [{ owner: 'ana' }, { shared: true }] }
+ * await acme.search(embedding, { k: 10, filter })
+ * ```
+ */
+export interface Filter extends LogicalOperators<Filter> {
+  readonly [field: string]: FieldCondition | readonly Filter[] | undefined
+}
+
+/**
+ * A filter over metadata of the declared shape `M`: a field of `M` takes a value of its type (or
+ * one of its elements, for an array) or operators with operands of its type, a misspelt field or
+ * operator does not compile; dotted paths (`'owner.team'`) take any condition. With an index
+ * signature (`Record<string, unknown>`) it is {@link Filter}.
+ *
+ * ### Examples
+ * ```ts
+ * type Doc = { source: string; year: number; tags: string[] }
+ * const filter: FilterOf<Doc> = { source: { $in: ['refunds', 'faq'] }, year: { $gte: 2024 }, tags: 'billing' }
+ * await acme.search(embedding, { k: 10, filter })
+ * ```
+ */
+export type FilterOf<M> = string extends keyof M ? Filter : FilterOfFields<M>
+
+/** {@link FilterOf} a shape without an index signature: its fields, dotted paths, logical operators. */
+export type FilterOfFields<M> = { readonly [K in keyof M & string]?: FieldCondition<M[K]> } & {
+  readonly [path: `${string}.${string}`]: FieldCondition
+} & LogicalOperatorsOf<M>
+
+/** `$and`, `$or`, `$nor` over sub-filters of the same shape. */
+export type LogicalOperatorsOf<M> = {
+  readonly $and?: readonly FilterOfFields<M>[]
+  readonly $or?: readonly FilterOfFields<M>[]
+  readonly $nor?: readonly FilterOfFields<M>[]
+}
