@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely'
 import type { ReplicaSet } from '../replicas/index.js'
+import { InvalidArgumentError } from '../errors.js'
 import {
   drain,
   markDirty,
@@ -151,6 +152,12 @@ export class MonthlyRollup {
    * ```
    */
   async sourceIndex(db: Kysely<any>, options: { concurrently?: boolean } = {}): Promise<SourceIndex> {
+    if (
+      options === null ||
+      typeof options !== 'object' ||
+      (options.concurrently !== undefined && typeof options.concurrently !== 'boolean')
+    )
+      throw new InvalidArgumentError('sourceIndex: options must be { concurrently?: boolean }')
     const plain = db.withoutPlugins()
     await typedErrors(this.#ctx.validate(plain))
     return typedErrors(sourceIndexFor(plain, this.#ctx.parts, options))

@@ -124,6 +124,18 @@ function cases(): Array<[string, Call, ErrorClass]> {
   add(`refreshDirty limit 1.5`, (r, db) => r.refreshDirty(db, { limit: 1.5 }))
   add(`drain intervalMs -1`, (r, db) => r.drain(db, { intervalMs: -1 }))
   add(`drain limit 0`, (r, db) => r.drain(db, { limit: 0 }))
+  add(
+    `migrationSql runtimeRole 'app; drop role x'`,
+    (r, db) => r.migrationSql(db, { runtimeRole: 'app; drop role x' }),
+    InvalidIdentifierError,
+  )
+  add(`migrationSql track 'no'`, (r, db) => r.migrationSql(db, { track: 'no' as never }))
+  add(
+    `trackingMigration runtimeRole 'Bad Role'`,
+    (r, db) => r.trackingMigration({ runtimeRole: 'Bad Role' }).up(db),
+    InvalidIdentifierError,
+  )
+  add(`sourceIndex concurrently 'yes'`, (r, db) => r.sourceIndex(db, { concurrently: 'yes' as never }))
   return out
 }
 

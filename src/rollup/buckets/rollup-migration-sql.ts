@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { objectMigrationSql } from '../../db/migration/object-migration-sql.js'
-import { dirtyKeyNames, type RollupMigrationOptions } from '../config/index.js'
+import { assertMigrationOptions, dirtyKeyNames, type RollupMigrationOptions } from '../config/index.js'
 import { rollupKey, rollupRecord, tableGrants, trackingCommentStatement, trackingDdl } from '../schema/index.js'
 import type { RollupContext } from './rollup-context.js'
 
@@ -27,6 +27,7 @@ export async function rollupMigrationSql(
   options: RollupMigrationOptions & { track?: boolean } = {},
 ): Promise<string> {
   const { target } = ctx.parts
+  assertMigrationOptions(options, 'migrationSql')
   const track = options.track !== false
   const parts = track ? { ...ctx.parts, atKind: await ctx.validate(db.withoutPlugins()) } : ctx.parts
   const log = dirtyKeyNames(parts).log

@@ -1,6 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type Migration } from 'kysely'
 import { InvalidArgumentError } from '../../errors.js'
 import {
+  assertMigrationOptions,
   assertTenantId,
   dirtyKeyNames,
   type DrainOptions,
@@ -71,6 +72,7 @@ export async function untrack(ctx: RollupContext, db: Kysely<any>): Promise<void
  * ```
  */
 export function trackingMigration(ctx: RollupContext, options: RollupMigrationOptions = {}): Migration {
+  assertMigrationOptions(options, 'trackingMigration')
   return {
     async up(db: Kysely<any>) {
       await typedErrors(track(ctx, db))

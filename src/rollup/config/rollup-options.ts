@@ -1,6 +1,9 @@
 import type { ReadConsistency } from '../../replicas/index.js'
 import type { PercentileRequest } from './sketch-expressions.js'
 import { tenantInput } from './tenant-input.js'
+import { InvalidArgumentError } from '../../errors.js'
+import { assertIdentifier } from '../../sql/identifier.js'
+import type { RollupMigrationOptions } from './rollup-parts.js'
 
 /** Options of {@link MonthlyRollup.refreshAt}. */
 export interface RefreshAtOptions {
@@ -89,6 +92,23 @@ export type RollupRow = { month: string } & Record<string, unknown>
  */
 export function assertTenantId(value: unknown, tenantType = 'text'): string | number {
   return tenantInput(value, tenantType)
+}
+
+/**
+ * Checks a migration's options before anything is sent or created: an object whose `runtimeRole`
+ * (if any) is an identifier and whose `track` (if any) is a boolean.
+ *
+ * ### Examples
+ * ```ts
+ * assertMigrationOptions({ runtimeRole: 'app' }, 'migrationSql') // ok
+ * assertMigrationOptions({ runtimeRole: 'app; drop role x' }, 'migrationSql') // throws InvalidIdentifierError
+ * ```
+ */
+export function assertMigrationOptions(options: unknown, method: string): void {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`${method}: options must be an object`)
+  const { runtimeRole, track } = options as RollupMigrationOptions & { track?: unknown }
+  if (runtimeRole !== undefined) assertIdentifier(runtimeRole, 'runtime role')
+  if (track !== undefined && typeof track !== 'boolean') throw new InvalidArgumentError(`${method}: track must be a boolean`)
 }
 
 /** Options of {@link MonthlyRollup.readAcross}: an admin read across tenants. */
