@@ -86,12 +86,24 @@ describeUnless(LANGCHAIN_MISSING)('pgscale/langchain: searches', () => {
       for (const doc of docs) expect(['faq', 'policy']).toContain(doc.metadata.kind)
     })
 
-    it('the community PGVectorStore dialect is refused with the MongoDB spelling, not matched as an object', async () => {
-      for (const filter of [{ kind: { in: ['faq'] } }, { $or: [{ n: { gte: 3, lt: 5 } }] }, { kind: { neq: 'faq' } }]) {
-        const err = await vectorStore.similaritySearchVectorWithScore(query, 5, filter).catch((e: unknown) => e)
-        expect(err).toBeInstanceOf(InvalidArgumentError)
-        expect((err as Error).message).toMatch(/\$in|\$gte|\$ne/)
-      }
+    it('the community PGVectorStore dialect means what PGVectorStore means; a range of a non-number is refused', async () => {
+      const ids = async (filter: Record<string, unknown>) =>
+        (await vectorStore.similaritySearchVectorWithScore(query, ROWS, filter)).map(([d]) => d.id).sort()
+      const where = (p: (m: Record<string, unknown>) => boolean) =>
+        rows
+          .filter((r) => p(r.metadata))
+          .map((r) => r.id)
+          .sort()
+      expect(await ids({ kind: { in: ['faq'] } })).toEqual(where((m) => m.kind === 'faq'))
+      expect(await ids({ n: { gte: 3, lt: 5 } })).toEqual(where((m) => (m.n as number) >= 3 && (m.n as number) < 5))
+      // notIn: the owner there, not null, not 'ana' (rows without it are left out, as PGVectorStore's NOT IN does).
+      expect(await ids({ owner: { notIn: ['ana'] } })).toEqual([])
+      expect(await ids({ kind: { notIn: ['faq'] } })).toEqual(where((m) => m.kind !== 'faq'))
+      // neq: missing and null included (PGVectorStore: IS NULL OR <>).
+      expect(await ids({ owner: { neq: 'ana' } })).toEqual(where((m) => m.owner !== 'ana'))
+      const err = await vectorStore.similaritySearchVectorWithScore(query, 5, { n: { gt: '3' } }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(InvalidArgumentError)
+      expect((err as Error).message).toMatch(/takes a number/)
       // An equality with such an object is written with $eq (and matches nothing here).
       expect(await vectorStore.similaritySearchVectorWithScore(query, 5, { kind: { $eq: { in: ['faq'] } } })).toEqual([])
       // pgscale's own checks apply: unknown operators, and a string filter.

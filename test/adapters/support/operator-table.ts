@@ -109,6 +109,11 @@ export function documentedAdapterAnswers(doc: string): Map<string, Answer[]> {
     const m = /^\| `(.+)` \| (.+) \| ([^|]+) \|$/.exec(line)
     if (!m) continue
     const reference = m[2]!.split(' | ').map((c) => UNMARK.get(c)!)
+    const differs = /^\*\*differs: (.+)\*\*$/.exec(m[3]!)
+    for (const part of differs ? differs[1]!.split(', ') : []) {
+      const [kind, mark] = part.split(': ')
+      reference[KINDS.indexOf(kind as Kind)] = UNMARK.get(mark!)!
+    }
     out.set(m[1]!, m[3] === 'refused' ? reference.map(() => 'refused') : reference)
   }
   return out
