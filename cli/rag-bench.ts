@@ -18,6 +18,7 @@ import { ragFilters } from './rag-filters.js'
 import { compare } from './compare.js'
 import { addCommonOptions, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 import { dropBenchSchema } from '../bench/report/bench-cleanup.js'
+import { biggerRunCommand, renderWhatNext } from '../bench/report/what-next.js'
 
 /** Builds the `rag-bench` command (commander wiring only; the work is in bench/rag). */
 export function ragBenchCommand(): Command {
@@ -120,6 +121,15 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
       if (!quiet) console.log(renderRagReport(report))
       if (!quiet && report.corpusFilters) console.log(renderCorpusFilters(report.corpusFilters).join('\n'))
       writeJson(o.json, report)
+      const next = renderWhatNext({
+        biggerRun: biggerRunCommand('rag-bench', '--chunks', config.chunks, report.server.provider, [
+          ...['--tenants', String(config.tenants.length), '--dim', String(config.dim)],
+        ]),
+        reportPath: o.json,
+        glossary: 'docs/rag-bench.md#glossary',
+      })
+      if (quiet) process.stderr.write(`${next}\n`)
+      else console.log(next)
       if (o.plot && report.search) writeFileSync(o.plot, await renderChart(recallLatencyChart(report.search.rows)))
     } finally {
       await provisioned.stop()

@@ -8,6 +8,7 @@ import { renderRollupReport } from '../bench/rollup/render-rollup-report.js'
 import { runRollupBench, type RollupBenchOptions } from '../bench/rollup/run-rollup-bench.js'
 import { assertTimeZone } from '../src/bench-kit.js'
 import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import { biggerRunCommand, renderWhatNext } from '../bench/report/what-next.js'
 
 /** The parsed options: the bench's parameters plus the common ones. */
 type RollupBenchCli = CommonOptions &
@@ -92,6 +93,15 @@ export async function rollupBench(argv: readonly string[]): Promise<number> {
       )
       if (!quiet) console.log(renderRollupReport(report))
       writeJson(o.json, report)
+      const next = renderWhatNext({
+        biggerRun: biggerRunCommand('rollup-bench', '--rows', report.seeding.rows, report.server.provider, [
+          ...['--tenants', String(report.parameters.tenants)],
+        ]),
+        reportPath: o.json,
+        glossary: 'docs/rollup.md#measured-rollup-bench',
+      })
+      if (quiet) process.stderr.write(`${next}\n`)
+      else console.log(next)
       if (o.plot) writeFileSync(o.plot, await renderChart(speedupChart(report)))
     } finally {
       await provisioned.stop()

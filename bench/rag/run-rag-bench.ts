@@ -3,6 +3,7 @@ import { PgVectorStore, type ProvisionedDatabase } from '../../src/index.js'
 import { renderStatements } from '../../src/bench-kit.js'
 import { citusPlacement } from '../report/citus-placement.js'
 import { reportHeader } from '../report/header.js'
+import { heartbeat } from '../report/progress.js'
 import type { CorpusSpec } from '../synthetic/corpus.js'
 import { directorySource, syntheticSource } from './bench-source.js'
 import { ragFindings } from './findings.js'
@@ -67,10 +68,19 @@ export async function runRagBench(
   }
   const source = c.corpus ? directorySource(c.corpus, store, db, c.seed) : syntheticSource(spec, c.seed)
   const run = newRagRun(c, db, store, source, report, log)
-  await ingestPhase(run)
-  for (const [phase, step] of PHASE_STEPS) {
-    if (c.phases.has(phase)) await step(run)
-    if (phase === 'queries' && options.filtered) await corpusFiltersPhase(run)
+  // Piped, a phase without a bar of its own still says it runs at least every 10 s.
+  const phase = async (name: string, step: () => Promise<void>) => {
+    const stop = heartbeat(`rag-bench: ${name}`, { enabled: !c.showProgress })
+    try {
+      await step()
+    } finally {
+      stop()
+    }
+  }
+  await phase('ingest', () => ingestPhase(run))
+  for (const [name, step] of PHASE_STEPS) {
+    if (c.phases.has(name)) await phase(name, () => step(run))
+    if (name === 'queries' && options.filtered) await phase('filtered queries', () => corpusFiltersPhase(run))
   }
   if (c.phases.has('findings')) report.findings = ragFindings(report)
   report.citus = await citusSearchPlacement(run)

@@ -239,6 +239,10 @@ describe('rag-bench', () => {
     // Vega labels a number with 12 significant digits (0.9416666666666667 → 0.941666666667).
     expect(svg).toContain(`recall@10 (tie-aware): ${Number(relaxed[0].recallAt10.toPrecision(12))}`)
     expect(stdout.join('\n')).toMatch(/7\. findings/)
+    // It ends with what to do next: a run ten times bigger, where the report is, the glossary.
+    expect(stdout.join('\n')).toMatch(/what next\n {2}a bigger run: +npx rag-bench --chunks 30000 --tenants 22 --dim 16 --(db|pg) /)
+    expect(stdout.join('\n')).toContain(`this run's report:  ${out} (compare two runs: npx rag-bench compare base.json ${out})`)
+    expect(stdout.join('\n')).toContain('what each figure means: docs/rag-bench.md#glossary')
     // Its schema and the records of the stores in it are gone (--keep keeps them).
     expect(await leftInDatabase('pgscale_rag_bench')).toEqual({ schema: false, records: [] })
   }, 300_000)
@@ -337,6 +341,8 @@ describe('rollup-bench', () => {
     expect(report.tenants.big.rows).toBe(3000)
     expect(Object.keys(report.sizes).sort()).toEqual(['rollupBytes', 'rollupRows', 'sourceIndexesBytes', 'sourceTableBytes'])
     expect(report.findings).toHaveLength(report.seeding.raw ? 6 : 5)
+    expect(stdout.join('\n')).toMatch(/a bigger run: +npx rollup-bench --rows 60000 --tenants 6 /)
+    expect(stdout.join('\n')).toContain('what each figure means: docs/rollup.md#measured-rollup-bench')
     expect(await leftInDatabase('pgscale_bench')).toEqual({ schema: false, records: [] })
   }, 300_000)
 

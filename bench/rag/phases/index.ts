@@ -34,6 +34,21 @@ export async function indexPhase(run: RagRun): Promise<void> {
 }
 
 /**
+ * The most tenant indexes `optimize()` can build here, the bar's total: every tenant above
+ * `LARGE_ABOVE` chunks, and while a shared index exists the tenants the planner may still send to
+ * it down to `minOwnIndex` (1,000); at most `maxNewIndexes` (200). The bar ends at what was built.
+ *
+ * ### Examples
+ * ```ts
+ * tenantIndexesToBuild(run) // 20 with 20 tenants of 1,000-5,000 chunks beside a shared index
+ * ```
+ */
+export function tenantIndexesToBuild(run: RagRun): number {
+  const floor = run.report.index?.shared ? Math.min(1000, LARGE_ABOVE + 1) : LARGE_ABOVE + 1
+  return Math.max(1, Math.min(200, run.config.tenants.filter((t) => t.chunks >= floor).length))
+}
+
+/**
  * The tiered strategy, once per run: `optimize()` as recommended — tenant indexes where needed, the
  * shared index dropped if no one needs it — with its build time and recall tuning in the report.
  *
@@ -46,17 +61,21 @@ export async function buildTiered(run: RagRun): Promise<void> {
   if (run.tieredBuilt) return
   run.tieredBuilt = true
   const { config: c } = run
-  const large = c.tenants.filter((t) => t.chunks > LARGE_ABOVE).length
-  const bar = progress('tenant indexes', Math.max(1, large), { enabled: c.showProgress })
+  const bar = progress('tenant indexes', tenantIndexesToBuild(run), { enabled: c.showProgress })
   let built = 0
   const t0 = performance.now()
   const result = await run.store.optimize({
     ownIndexAbove: LARGE_ABOVE,
     dropUnusedSharedIndex: true,
-    indexBuild: { m: c.m, efConstruction: c.efConstruction, onProgress: (p) => p.phase === 'done' && bar.update(++built) },
+    indexBuild: {
+      m: c.m,
+      efConstruction: c.efConstruction,
+      onProgress: (p) => p.phase === 'done' && bar.update(++built, 'each indexed tenant is recall-tuned after the last build'),
+    },
   })
   const seconds = (performance.now() - t0) / 1000
-  bar.done(`${result.built.length} tenant indexes in ${seconds.toFixed(1)} s`)
+  bar.setTotal(result.built.length)
+  bar.done(`${result.built.length} tenant indexes built and ${result.tuning.tenants.length} tenants tuned in ${seconds.toFixed(1)} s`)
   run.report.index ??= { sizes: { heap: 0, toast: 0, sharedHnsw: 0, tenantHnsw: 0, btree: 0, gin: 0, total: 0 } }
   run.report.index.tiered = {
     seconds,
