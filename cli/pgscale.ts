@@ -20,9 +20,9 @@ export interface OpsCliOptions {
 export const CONFIG_FILES = ['pgscale.config.mjs', 'pgscale.config.js', 'pgscale.config.ts']
 
 const HELP_AFTER = `
-Config: --config FILE, else the first of ${CONFIG_FILES.join(', ')} in the working directory;
-without one, optimize, recall, doctor, drain and forget work on what the database recorded
-(pgscale_object_version), and migrate has nothing to create.
+Config: --config FILE, else the first of ${CONFIG_FILES.join(', ')}
+in the working directory; without one, optimize, recall, doctor, drain and forget work on what
+the database recorded (pgscale_object_version), and migrate has nothing to create.
 
 Exit codes: 0 done (or nothing to do); 1 a check found something, or a command failed;
 2 a usage error (an unknown option, no database, no config for migrate); 130 interrupted.`
@@ -66,7 +66,9 @@ export function pgscaleCommand(): Command {
   withGlobals(
     program
       .command('doctor')
-      .description('invalid or unused indexes, tenants past a tier boundary, stale tuning, dirty-log backlogs; exits 1 on any'),
+      .description(
+        'records of dropped objects, objects that cannot be opened, invalid or unused indexes, tenants past a tier boundary, stale tuning, dirty-log backlogs; exits 1 on any',
+      ),
   )
     .option('--store <table>', 'only this store')
     .option(
