@@ -135,6 +135,11 @@ function cases(): Array<[string, Call, ErrorClass]> {
     (r, db) => r.trackingMigration({ runtimeRole: 'Bad Role' }).up(db),
     InvalidIdentifierError,
   )
+  add(
+    `rollupTable(…).migration runtimeRole 'Bad Role'`,
+    (_r, db) => target.migration({ runtimeRole: 'Bad Role' }).up(db),
+    InvalidIdentifierError,
+  )
   add(`sourceIndex concurrently 'yes'`, (r, db) => r.sourceIndex(db, { concurrently: 'yes' as never }))
   return out
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { InvalidArgumentError } from '../../errors.js'
+import { InvalidArgumentError, toPgScaleError } from '../../errors.js'
 import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { rowSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
@@ -84,16 +84,29 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     measures,
     tenantType,
     isolation,
-    create,
+    create: (db: Kysely<any>) => serverErrorsTyped(create(db)),
     ddl: () => [...new Set(sketches)].map((kind) => `create extension if not exists ${kind}`).concat(tableDdl(), monthIndex, security()),
-    migration: (options: RollupMigrationOptions = {}) => ({
-      up: async (db: Kysely<any>) => {
+    migration: (options: RollupMigrationOptions = {}) => {
+      const grants = tableGrants(schema, qualified, options?.runtimeRole) // the role checked before anything runs
+      const up = async (db: Kysely<any>) => {
         await create(db)
         await sql.raw(monthIndex).execute(db) // a table made before readAcross gets its index here
-        for (const grant of tableGrants(schema, qualified, options.runtimeRole)) await sql.raw(grant).execute(db)
-      },
-      down: async (db: Kysely<any>) => void (await sql.raw(`drop table if exists ${qualified}`).execute(db)),
-    }),
+        for (const grant of grants) await sql.raw(grant).execute(db)
+      }
+      return {
+        up: (db: Kysely<any>) => serverErrorsTyped(up(db)),
+        down: (db: Kysely<any>) => serverErrorsTyped(sql.raw(`drop table if exists ${qualified}`).execute(db)).then(() => undefined),
+      }
+    },
+  }
+}
+
+/** `work`, a server error it fails with as a `DatabaseError` (SQLSTATE, the driver's error as `cause`), whatever the handle. */
+async function serverErrorsTyped<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (err) {
+    throw toPgScaleError(err)
   }
 }
 
