@@ -3,8 +3,18 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect } from 'vitest'
-import { checkProvider, connect, fromToken, MonthlyRollup, PgVectorStore, ReplicaSet, rollupTable, type Database } from '../../src/index.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  checkProvider,
+  connect,
+  fromToken,
+  MonthlyRollup,
+  PgVectorStore,
+  ReplicaSet,
+  rollupTable,
+  TenantStore,
+  type Database,
+} from '../../src/index.js'
 import { findLocalBinaries, startLocalCluster, type LocalCluster } from '../../src/bench-kit.js'
 import { itUnless } from '../support/skip.js'
 import { axisVector } from '../support/vectors.js'
@@ -70,7 +80,81 @@ async function paused<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** One write of a tenant handle: what exists before (`prepare`, replay running), the write (replay paused), and whether a read sees it. */
+interface TenantWrite {
+  prepare?: (t: TenantStore) => Promise<unknown>
+  write: (t: TenantStore) => Promise<unknown>
+  sees: (t: TenantStore) => Promise<boolean>
+}
+
+/** Every write method of a tenant handle, each with a read that misses it when the write was not noted. */
+const TENANT_WRITES: Record<string, TenantWrite> = {
+  replaceDocument: {
+    write: (t) => t.replaceDocument('w', [chunk(1)]),
+    sees: async (t) => (await t.getChunks(['w'])).length === 1,
+  },
+  deleteDocument: {
+    prepare: (t) => t.replaceDocument('w', [chunk(1)]),
+    write: (t) => t.deleteDocument('w'),
+    sees: async (t) => (await t.count()) === 0,
+  },
+  deleteWhere: {
+    prepare: (t) => t.replaceDocument('w', [{ ...chunk(1), metadata: { kind: 'old' } }]),
+    write: (t) => t.deleteWhere({ kind: 'old' }),
+    sees: async (t) => (await t.count()) === 0,
+  },
+  upsertChunks: {
+    write: (t) => t.upsertChunks([{ id: 'u', ...chunk(2) }]),
+    sees: async (t) => (await t.find({})).rows.length === 1,
+  },
+  updateMetadata: {
+    prepare: (t) => t.replaceDocument('w', [{ ...chunk(1), metadata: { v: 1 } }]),
+    write: (t) => t.updateMetadata({ filter: { v: 1 } }, { metadata: { v: 2 } }),
+    sees: async (t) => (await t.count({ v: 2 })) === 1,
+  },
+  bulkIngest: {
+    write: (t) => t.bulkIngest([{ documentId: 'b', chunkIndex: 0, ...chunk(3) }]),
+    sees: async (t) => (await t.exactSearch(axisVector(DIM, 3), { k: 5 })).length === 1,
+  },
+}
+
+/** The tenant handle's methods that only read (routed to replicas). */
+const TENANT_READS = ['tenantId', 'search', 'exactSearch', 'maxMarginalRelevanceSearch', 'hybridSearch', 'find', 'count', 'getChunks']
+/** The store's: writes of tenants' rows, and the rest (DDL, tuning, reports on the primary; no tenant row changes). */
+const STORE_WRITES = ['bulkIngest']
+const STORE_OTHERS = ['forTenant', 'createIndex', 'createTenantIndex', 'optimize', 'tenantTuning', 'measureRecall', 'recallReport']
+const STORE_MORE = ['flushQuerySample', 'close', 'consistencyToken', 'replicaStats', 'createMetadataIndex', 'stats']
+/** The rollup's: writes of buckets or dirty keys (each has a case below), and the rest. */
+const ROLLUP_WRITES = ['refreshAt', 'rebuild', 'refreshDirty', 'markDirty', 'drain']
+const ROLLUP_OTHERS = ['distribute', 'parts', 'sourceIndex', 'track', 'untrack', 'trackingMigration', 'migrationSql']
+const ROLLUP_READS = ['read', 'readAcross', 'dirtyStats', 'readAcrossQuery', 'readQuery']
+const methods = (c: { prototype: object }) =>
+  Object.getOwnPropertyNames(c.prototype)
+    .filter((n) => n !== 'constructor')
+    .sort()
+
 describe('the write journal: every write path is noted for read-your-writes', () => {
+  it('every public method is classified: a new write method cannot skip the journal unnoticed', () => {
+    // A failure here: a method was added. If it writes, it must end in the journal (TenantStore's
+    // #wrote, the rollup's ctx.wrote) and get a case in TENANT_WRITES / the rollup tests below.
+    expect(methods(TenantStore)).toEqual([...TENANT_READS, ...Object.keys(TENANT_WRITES)].sort())
+    expect(methods(PgVectorStore)).toEqual([...STORE_WRITES, ...STORE_OTHERS, ...STORE_MORE].sort())
+    expect(methods(MonthlyRollup)).toEqual([...ROLLUP_WRITES, ...ROLLUP_OTHERS, ...ROLLUP_READS].sort())
+  })
+
+  needsLocal('each write of a tenant handle is noted: read right after it with replay paused, the read sees it', async () => {
+    const { store } = await open()
+    for (const [name, w] of Object.entries(TENANT_WRITES)) {
+      const t = store.forTenant(`w-${name}`)
+      await w.prepare?.(t)
+      await paused(async () => {
+        await w.write(t)
+        expect({ name, sees: await w.sees(t) }).toEqual({ name, sees: true })
+      })
+    }
+    await store.close()
+  })
+
   needsLocal('store.bulkIngest notes each tenant it wrote: the next read sees the rows, the token covers them', async () => {
     const { replicas, store } = await open()
     await paused(async () => {
@@ -208,6 +292,14 @@ describe('the write journal: every write path is noted for read-your-writes', ()
       await rollup.markDirty(db, { tenantId: 51, at: ['2025-08-01T00:00:00Z'] })
       await rollup.read(replicas, { tenantId: 51, from: '2025-08', to: '2025-08', fresh: true })
       expect(replicas.stats().primaryReads).toBe(before + 1)
+      // A drain loop notes what it refreshed too.
+      await sql`insert into spend values (52, '2025-09-10T10:00:00Z', null, 4)`.execute(db)
+      const stop = new AbortController()
+      const draining = rollup.drain(db, { intervalMs: 20, signal: stop.signal })
+      while ((await rollup.dirtyStats(db)).rows > 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      stop.abort()
+      expect((await draining).buckets).toBeGreaterThan(0)
+      expect(await rollup.read(replicas, { tenantId: 52, from: '2025-09', to: '2025-09' })).toMatchObject([{ total: '4' }])
     })
     await rollup.untrack(db)
   })
@@ -251,14 +343,15 @@ describe('replicas that fail fast', () => {
     const proxy = await tcpProxy(primary.port)
     const url = new URL(primary.url)
     url.port = String(proxy.port)
-    const replicas = new ReplicaSet(db, [url.toString()], { waitMs: 50, positionCacheMs: 0, retryDownMs: 200 })
+    // A generous deadline: a new connection through the proxy on a loaded 2-core machine can take over 500 ms.
+    const replicas = new ReplicaSet(db, [url.toString()], { waitMs: 50, positionCacheMs: 0, retryDownMs: 200, readTimeoutMs: 10_000 })
     const read = () => replicas.read('seed', {}, (h) => sql<{ standby: boolean }>`select pg_is_in_recovery() as standby`.execute(h))
     expect((await read()).rows[0]!.standby).toBe(false) // answered by the primary itself: the node was passed over
     expect(replicas.stats().replicas[0]!.promoted).toBe(true)
     expect(replicas.stats().replicas[0]!.reads).toBe(0)
     proxy.retarget(standby.port)
     let served = false
-    for (let i = 0; i < 20 && !served; i++) {
+    for (let i = 0; i < 40 && !served; i++) {
       await new Promise((resolve) => setTimeout(resolve, 250))
       served = (await read()).rows[0]!.standby
     }
