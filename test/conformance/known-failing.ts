@@ -1,0 +1,66 @@
+import { ReplayControl } from './commands.js'
+import { RefreshAt, RollupRead, SourceInsert } from './rollup-commands.js'
+import type { Cmd } from './writes.js'
+
+/**
+ * Mode and command combinations the harness shows broken on main, each a defect of issue 41 that
+ * is being fixed in `src/`. The main property of a mode leaves these commands out; each entry runs
+ * as an `it.fails` case with the command added. When a fix lands, its case starts failing ("expected
+ * to fail"): delete its line here, and the command joins the mode's main property.
+ */
+export interface KnownFailure {
+  mode: string
+  command: string
+  defect: string
+  /** The commands its case runs with it (default: the mode's): a focused set finds it in a few sequences. */
+  focus?: string[]
+  /** Sequences its case runs (default: the mode's, at least 20). */
+  runs?: number
+  /**
+   * A fixed sequence its case runs instead of random ones: where the random search needs more
+   * sequences than CI's budget to line the commands up (one tenant, one bucket, replay paused
+   * between them). The command still joins the mode's random property once fixed.
+   */
+  sequence?: () => Cmd[]
+}
+
+const STALE_READS = ['replay', 'replay', 'count', 'find', 'getChunks', 'tokenRead']
+
+export const KNOWN_FAILING: KnownFailure[] = [
+  {
+    mode: 'replicas',
+    command: 'store.bulkIngest',
+    defect: 'issue 41 #1: store.bulkIngest records no write position',
+    focus: STALE_READS,
+  },
+  {
+    mode: 'replicas',
+    command: 'transactionWrite',
+    defect: 'issue 41 #2/#3: writes in the app transaction are never recorded',
+    focus: ['replaceDocument', ...STALE_READS],
+  },
+  {
+    mode: 'replicas',
+    command: 'refreshAt',
+    defect: 'issue 41 #4: rollup writes record no write position',
+    // A source row, a read that waits for its replay, both standbys paused, the refresh, a plain read of
+    // that bucket: 1,050 random commands of the focused set did not line these up; the sequence does.
+    sequence: () => [
+      new SourceInsert('acme', '2025-01-10T12:00:00Z', 'food', 5),
+      new RollupRead('acme', '2025-01', '2025-01', true, false),
+      new ReplayControl('all', true),
+      new RefreshAt('acme', '2025-01-31T18:29:59Z'),
+      new RollupRead('acme', '2025-01', '2025-02', false, false),
+    ],
+  },
+  {
+    mode: 'rls',
+    command: 'foreignDirtyAppend',
+    defect: "issue 41 #6: the dirty-log policy lets any tenant append any tenant's keys",
+    focus: ['sourceInsert'],
+  },
+]
+
+export function knownFailing(mode: string): KnownFailure[] {
+  return KNOWN_FAILING.filter((f) => f.mode === mode)
+}

@@ -1,0 +1,144 @@
+import fc from 'fast-check'
+import { sql } from 'kysely'
+import { expect } from 'vitest'
+import { expectedRollupRows, localMonth, materialize, type Model } from './model.js'
+import { tenantArb, type Cmd, type World } from './writes.js'
+
+/**
+ * The rollup's commands: the app's own SQL on the source (`conf_events`, tracked, so every write
+ * marks its bucket dirty), `refreshAt`, `refreshDirty` (a drain) and `read` — plain (the buckets
+ * as last refreshed) or `fresh: true` (the truth now) — each read checked against the model.
+ */
+
+/** Moments around the local month boundaries of Asia/Kolkata (+05:30): 18:30Z is local midnight. */
+const MOMENTS = [
+  '2025-01-10T12:00:00Z',
+  '2025-01-31T18:29:59Z',
+  '2025-01-31T18:30:00Z',
+  '2025-02-14T00:00:00Z',
+  '2025-02-28T18:30:00Z',
+  '2025-03-05T06:00:00Z',
+]
+const MONTHS = ['2025-01', '2025-02', '2025-03']
+const show = (v: unknown) => JSON.stringify(v)
+
+export class SourceInsert implements Cmd {
+  readonly kind = 'sourceInsert'
+  constructor(
+    readonly tenant: string,
+    readonly at: string,
+    readonly category: string,
+    readonly amount: number,
+  ) {}
+  check = () => true
+  async run(m: Model, w: World) {
+    const id = m.nextSourceId++
+    await w.sourceWrite(this.tenant, 'insert into conf_events (id, tenant_id, at, category, amount) values ($1, $2, $3, $4, $5)', [
+      id,
+      this.tenant,
+      this.at,
+      this.category,
+      this.amount,
+    ])
+    m.source.push({ id, tenant: this.tenant, at: this.at, category: this.category, amount: this.amount })
+    m.dirty.add(`${this.tenant}|${localMonth(this.at)}`)
+  }
+  toString() {
+    return `sql: insert into conf_events (${show(this.tenant)}, ${this.at}, ${show(this.category)}, ${this.amount})`
+  }
+}
+
+export class SourceDelete implements Cmd {
+  readonly kind = 'sourceDelete'
+  constructor(
+    readonly tenant: string,
+    readonly pick: number,
+  ) {}
+  check = (m: Readonly<Model>) => m.source.some((r) => r.tenant === this.tenant)
+  async run(m: Model, w: World) {
+    const mine = m.source.filter((r) => r.tenant === this.tenant)
+    const row = mine[this.pick % mine.length]!
+    await w.sourceWrite(this.tenant, 'delete from conf_events where id = $1', [row.id])
+    m.source = m.source.filter((r) => r.id !== row.id)
+    m.dirty.add(`${this.tenant}|${localMonth(row.at)}`)
+  }
+  toString() {
+    return `sql: delete from conf_events one row of ${show(this.tenant)} (#${this.pick})`
+  }
+}
+
+export class RefreshAt implements Cmd {
+  readonly kind = 'refreshAt'
+  constructor(
+    readonly tenant: string,
+    readonly moment: string,
+  ) {}
+  check = () => true
+  async run(m: Model, w: World) {
+    await w.rollup.refreshAt(w.rollupDb, { tenantId: this.tenant, moment: this.moment })
+    materialize(m, `${this.tenant}|${localMonth(this.moment)}`)
+  }
+  toString() {
+    return `rollup.refreshAt(${show(this.tenant)}, ${this.moment})`
+  }
+}
+
+export class RefreshDirty implements Cmd {
+  readonly kind = 'refreshDirty'
+  check = () => true
+  async run(m: Model, w: World) {
+    const result = await w.rollup.refreshDirty(w.rollupDb)
+    expect(result.remaining, `${this}: the log drained`).toBe(0)
+    for (const key of m.dirty) materialize(m, key)
+    m.dirty.clear()
+  }
+  toString() {
+    return 'rollup.refreshDirty()'
+  }
+}
+
+export class RollupRead implements Cmd {
+  readonly kind = 'rollupRead'
+  constructor(
+    readonly tenant: string,
+    readonly from: string,
+    readonly to: string,
+    readonly fresh: boolean,
+    readonly combine: boolean,
+  ) {}
+  check = () => this.from <= this.to
+  async run(m: Model, w: World) {
+    const rows = await w.rollup.read(w.rollupReader, {
+      tenantId: this.tenant,
+      from: this.from,
+      to: this.to,
+      ...(this.fresh ? { fresh: true } : {}),
+      ...(this.combine ? { groupBy: [] } : {}),
+    })
+    const got = rows.map((r) => ({ ...r, total: Number(r.total), count: Number(r.count) }))
+    expect(got, String(this)).toEqual(expectedRollupRows(m, this.tenant, this.from, this.to, this.fresh, this.combine))
+  }
+  toString() {
+    return `rollup.read(${show(this.tenant)}, ${this.from}..${this.to}${this.fresh ? ', fresh' : ''}${this.combine ? ', groupBy []' : ''})`
+  }
+}
+
+/** The rollup's commands by kind. */
+export const rollupCommands: Record<string, () => fc.Arbitrary<Cmd>> = {
+  sourceInsert: () =>
+    fc
+      .tuple(tenantArb, fc.constantFrom(...MOMENTS), fc.constantFrom('food', 'rent'), fc.integer({ min: 1, max: 50 }))
+      .map(([t, at, c, a]) => new SourceInsert(t, at, c, a)),
+  sourceDelete: () => fc.tuple(tenantArb, fc.nat(20)).map(([t, p]) => new SourceDelete(t, p)),
+  refreshAt: () => fc.tuple(tenantArb, fc.constantFrom(...MOMENTS)).map(([t, at]) => new RefreshAt(t, at)),
+  refreshDirty: () => fc.constant(new RefreshDirty()),
+  rollupRead: () =>
+    fc
+      .tuple(tenantArb, fc.constantFrom(...MONTHS), fc.constantFrom(...MONTHS), fc.boolean(), fc.boolean())
+      .map(([t, f, to, fresh, c]) => new RollupRead(t, f, to, fresh, c)),
+}
+
+/** The source table and the rollup over it (Asia/Kolkata months, by category), created by the owner. */
+export const SOURCE_DDL = `create table conf_events (id int primary key, tenant_id text not null, at timestamptz not null,
+  category text not null, amount int not null)`
+export const sourceIndex = sql`create index on conf_events (tenant_id, at)`
