@@ -216,6 +216,24 @@ describe('one month grammar, shared by every method', () => {
     expect(q(input)).toContain(month)
   })
 
+  it('the same months whatever the process TZ (Asia/Tokyo, Pacific/Kiritimati, America/Adak)', () => {
+    const saved = process.env.TZ
+    try {
+      for (const tz of ['Asia/Tokyo', 'Pacific/Kiritimati', 'America/Adak']) {
+        process.env.TZ = tz
+        expect([tz, q('2025-03'), q('2025-03-01T00:00:00'), q('2025-03-01T05:59:59Z')]).toEqual([
+          tz,
+          expect.arrayContaining(['2025-03-01']),
+          expect.arrayContaining(['2025-03-01']),
+          expect.arrayContaining(['2025-02-01']),
+        ])
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TZ
+      else process.env.TZ = saved
+    }
+  })
+
   it("readAcross({ from: '2025-3', to: '2025-3' }) is refused, naming the value (it used to read February)", async () => {
     const err = await validated.readAcross(t.db, { from: '2025-3', to: '2025-3' }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(InvalidArgumentError)
