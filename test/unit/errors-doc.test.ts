@@ -31,6 +31,7 @@ describe('the error table in docs/database.md', () => {
       PlanAssertionError: new pgscale.PlanAssertionError('x').code,
       PlanRegressionError: new pgscale.PlanRegressionError('x', [], [], 'f').code,
       DatabaseError: new pgscale.DatabaseError({ message: 'x', code: '23505' }).code,
+      ReplicaTimeoutError: new pgscale.ReplicaTimeoutError(500).code,
       MigrationError: new pgscale.MigrationError([], new Error('x')).code,
       MigrationRequiredError: new pgscale.MigrationRequiredError('store:public.x', 'pgscale migrate', 'x').code,
       PrivilegeError: new pgscale.PrivilegeError('optimize', 'owner', 'x').code,
