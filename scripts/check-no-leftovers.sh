@@ -47,7 +47,8 @@ if [ -n "$url" ]; then
     rows+="$(q "select E'\\nrecord ' || object from pgscale_object_version
       where split_part(object, ':', 1) in ('store', 'rollup')
         and (to_regclass(format('%I.%I', split_part(split_part(object, ':', 2), '.', 1), split_part(split_part(object, ':', 2), '.', 2))) is null
-          or (config ? 'source' and to_regclass(config->>'source') is null))")"
+          or (config ? 'source' and case when strpos(config->>'source', '.') > 0 then to_regclass(config->>'source') is null
+            else not exists (select from pg_class c where c.relname = config->>'source' and c.relkind in ('r', 'p', 'f', 'v', 'm')) end))")"
   fi
   rows="$(printf '%s\n' "$rows" | sed '/^$/d')"
   if [ -n "$rows" ]; then

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Database } from '../db/database.js'
 import { OBJECT_VERSION_TABLE } from '../db/migration/object-migrations.js'
 import { InvalidArgumentError } from '../errors.js'
-import { recordedObjects, recordRelations, type RecordedObject } from './recorded-objects.js'
+import { recordedObjects, recordRelations, relationExists, type RecordedObject } from './recorded-objects.js'
 
 /** What {@link forgetRecord} did with one record. */
 export interface ForgetOutcome {
@@ -53,7 +53,7 @@ export async function forgetRecord(db: Database, key: string): Promise<ForgetOut
     const relations = rows[0] ? recordRelations(key, rows[0].config)?.relations : undefined
     if (!relations) throw new InvalidArgumentError(`no record ${key} in ${OBJECT_VERSION_TABLE}`)
     const { rows: gone } = await sql<{ missing: string[] }>`
-      with missing as (select coalesce(array_agg(r), '{}') as missing from unnest(${relations}::text[]) r where to_regclass(r) is null),
+      with missing as (select coalesce(array_agg(r), '{}') as missing from unnest(${relations}::text[]) r where not ${sql.raw(relationExists('r'))}),
       deleted as (delete from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key} and (select cardinality(missing) > 0 from missing) returning 1)
       select missing from missing where exists (select from deleted)`.execute(trx)
     return gone[0] ? { key, result: 'forgotten' as const, missing: gone[0].missing } : { key, result: 'exists' as const, missing: [] }

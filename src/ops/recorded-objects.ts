@@ -22,6 +22,21 @@ export interface RecordedObject {
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`
 
 /**
+ * Whether the relation `r` (a text column) exists, as SQL: a qualified name through `to_regclass`;
+ * an unqualified one (a rollup's source, which the app resolved through its own `search_path`) in
+ * any schema — so a source outside this connection's `search_path` is never taken for dropped.
+ *
+ * ### Examples
+ * ```ts
+ * sql`select r from unnest(${names}::text[]) r where ${sql.raw(relationExists('r'))}`
+ * ```
+ */
+export function relationExists(r: string): string {
+  return `(case when strpos(${r}, '.') > 0 then to_regclass(${r}) is not null
+    else exists (select from pg_catalog.pg_class c where c.relname = ${r} and c.relkind in ('r', 'p', 'f', 'v', 'm')) end)`
+}
+
+/**
  * The relations a record's object needs, from its key and its recorded config: a store's table;
  * a tracked rollup's table and its source (`source` as `track` recorded it, resolved the way the
  * rollup resolves it). A key of another kind gives `undefined`: not pgscale's to judge.
@@ -70,7 +85,7 @@ export async function recordedObjects(db: Kysely<any>): Promise<RecordedObject[]
   const names = [...new Set(objects.flatMap((o) => o.relations))]
   if (!names.length) return objects
   const { rows: present } = await sql<{ name: string }>`
-    select r as name from unnest(${names}::text[]) r where to_regclass(r) is not null`.execute(db)
+    select r as name from unnest(${names}::text[]) r where ${sql.raw(relationExists('r'))}`.execute(db)
   const exists = new Set(present.map((p) => p.name))
   for (const o of objects) o.missing = o.relations.filter((r) => !exists.has(r))
   return objects

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { pgscale } from '../../cli/pgscale.js'
 import { expensesDdl, expensesRollup } from '../../bench/synthetic/expenses.js'
-import { forgetRecord, PgVectorStore, type Finding } from '../../src/index.js'
+import { forgetRecord, PgVectorStore, recordedObjects, type Finding } from '../../src/index.js'
 import { seedExpenses } from '../rollup/rollup-fixture.js'
 import { useRuntimeRole } from '../support/runtime-role.js'
 import { itUnless } from '../support/skip.js'
@@ -281,6 +281,30 @@ describe('pgscale doctor and forget: records of objects that no longer exist', (
       expect(findings.filter((f) => f.check === 'missing' || f.check === 'cannot-open')).toEqual([])
     },
   )
+
+  needsUrl("a rollup's unqualified source outside this connection's search_path is not taken for dropped", async () => {
+    await sql`create schema if not exists ops_elsewhere; create table if not exists ops_elsewhere.hidden_source (id int); create table if not exists hidden_monthly (id int)`.execute(
+      t.db,
+    )
+    await sql`insert into pgscale_object_version (object, version, config) values ('rollup:public.hidden_monthly', 1, '{"source": "hidden_source"}')`.execute(
+      t.db,
+    )
+    try {
+      const record = (await recordedObjects(t.db)).find((r) => r.key === 'rollup:public.hidden_monthly')!
+      expect(record).toMatchObject({ relations: ['"public"."hidden_monthly"', 'hidden_source'], missing: [] })
+      expect(await forgetRecord(t.db, 'rollup:public.hidden_monthly')).toMatchObject({ result: 'exists' })
+      await sql`drop table ops_elsewhere.hidden_source`.execute(t.db)
+      expect(await forgetRecord(t.db, 'rollup:public.hidden_monthly')).toEqual({
+        key: 'rollup:public.hidden_monthly',
+        result: 'forgotten',
+        missing: ['hidden_source'],
+      })
+    } finally {
+      await sql`delete from pgscale_object_version where object = 'rollup:public.hidden_monthly'; drop table hidden_monthly; drop schema ops_elsewhere cascade`.execute(
+        t.db,
+      )
+    }
+  })
 
   needsUrl('forget beside a migrate re-creating the same store: the record of a table that exists is never removed', async () => {
     for (let i = 0; i < 6; i++) {
