@@ -59,5 +59,5 @@ describe('provision() without DATABASE_URL or a provider', () => {
     const { result, stderr } = await runChild({ VITEST: 'true' })
     expect(result).toEqual({ provider: 'embedded' })
     expect(stderr).toMatch(/\[pgscale\] provision\(\) without DATABASE_URL under Vitest: a throwaway embedded database in this process/)
-  }, 120_000)
+  }, 240_000)
 })
