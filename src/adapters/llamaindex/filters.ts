@@ -45,10 +45,10 @@ const OPERATORS: Record<string, (key: string, value: unknown, at: string) => Con
     const v = scalar(value, at)
     return same({ $or: [{ [key]: { $exists: true, $ne: v } }, { [key]: { $elemMatch: { $eq: v } } }] })
   },
-  '>': (key, value, at) => itself(key, '$gt', scalar(value, at)),
-  '>=': (key, value, at) => itself(key, '$gte', scalar(value, at)),
-  '<': (key, value, at) => itself(key, '$lt', scalar(value, at)),
-  '<=': (key, value, at) => itself(key, '$lte', scalar(value, at)),
+  '>': (key, value, at) => ordered(key, '$gt', scalar(value, at)),
+  '>=': (key, value, at) => ordered(key, '$gte', scalar(value, at)),
+  '<': (key, value, at) => ordered(key, '$lt', scalar(value, at)),
+  '<=': (key, value, at) => ordered(key, '$lte', scalar(value, at)),
   in: (key, value, at) => itself(key, '$in', list(value, at)),
   nin: (key, value, at) => {
     const vs = list(value, at)
@@ -82,6 +82,25 @@ function itself(key: string, op: '$eq' | '$gt' | '$gte' | '$lt' | '$lte' | '$in'
   return { exact: { [key]: { [op]: operand, $not: { $elemMatch: { [op]: operand } } } }, relaxed: { [key]: { [op]: operand } } }
 }
 
+/** JavaScript's comparison of `null` (as 0) with a number, which SimpleVectorStore's `<`… make. */
+const NULL_AS_ZERO: Record<'$gt' | '$gte' | '$lt' | '$lte', (n: number) => boolean> = {
+  $gt: (n) => 0 > n,
+  $gte: (n) => 0 >= n,
+  $lt: (n) => 0 < n,
+  $lte: (n) => 0 <= n,
+}
+
+/**
+ * A comparison, as SimpleVectorStore makes it: of the value itself; a JSON null compares as 0 with a
+ * number operand (`null < 4` is true in JavaScript), so it is matched where 0 would be.
+ */
+function ordered(key: string, op: '$gt' | '$gte' | '$lt' | '$lte', operand: Scalar): Condition {
+  const plain = itself(key, op, operand)
+  if (typeof operand !== 'number' || !NULL_AS_ZERO[op](operand)) return plain
+  const isNull: MetadataFilter = { [key]: { $exists: true, $in: [null] } }
+  return { exact: { $or: [plain.exact, isNull] }, relaxed: { $or: [plain.relaxed, isNull] } }
+}
+
 /**
  * LlamaIndex's `MetadataFilters` (`{ filters: [{ key, operator, value }], condition: 'and' | 'or' }`)
  * as a pgscale filter, with the semantics of LlamaIndex's reference store, SimpleVectorStore.
@@ -92,7 +111,8 @@ function itself(key: string, op: '$eq' | '$gt' | '$gte' | '$lt' | '$lte' | '$in'
  * as a path into nested metadata, LlamaIndex as a literal key) or starts with `$`, the key
  * `_node_content`, and values of the wrong type (booleans, null, non-finite numbers). Comparisons
  * (`>`…) match values of the operand's type only: a number with numbers, a string with strings in
- * code-point order (SimpleVectorStore's JavaScript would coerce `"10" > 5`).
+ * code-point order (SimpleVectorStore's JavaScript would coerce `"10" > 5`); a JSON null compares as
+ * 0 with a number, as in JavaScript (`null < 4`).
  *
  * ### Examples
  * ```ts

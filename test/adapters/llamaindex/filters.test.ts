@@ -258,9 +258,14 @@ describeUnless(LLAMAINDEX_MISSING)('LlamaIndex filters: the same node ids as Sim
       await allIds(reference, query({ filters: [filter] })),
     ]
 
-    it('a comparison matches values of its operand’s type only: no "2020" > 2019, no null < 5, no [2020] > 2019', async () => {
+    it('a comparison matches values of its operand’s type only: no "2020" > 2019, no [2020] > 2019; null is 0, as in JavaScript', async () => {
       expect(await compare({ key: 'year', operator: '>', value: 2019 })).toEqual([['no-source'], ['list-year', 'text-year']])
-      expect(await compare({ key: 'year', operator: '<', value: 5 })).toEqual([[], ['null-year']])
+      // null < 5 is true in JavaScript, so in SimpleVectorStore: the adapter agrees (docs/adapters/llamaindex.md, the operator table).
+      expect(await compare({ key: 'year', operator: '<', value: 5 })).toEqual([['null-year'], ['null-year']])
+      expect(await compare({ key: 'year', operator: '>', value: -1 })).toEqual([
+        ['no-source', 'null-year'],
+        ['list-year', 'null-year', 'text-year'],
+      ])
     })
 
     it('a 0 or "" found by in, nin or contains counts (SimpleVectorStore’s !!find() misses it)', async () => {
