@@ -59,6 +59,7 @@ beforeAll(async () => {
   node = await connect(standby.url, { requireVector: false })
 }, 180_000)
 afterAll(async () => {
+  if (standby) signal(clusterPids(standby), 'SIGCONT') // never leave a stopped standby behind, whatever a test did
   await node?.close().catch(() => {})
   await db?.close()
   await primary?.stop()
