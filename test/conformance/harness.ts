@@ -108,6 +108,8 @@ const WEIGHTS: Record<string, number> = Object.fromEntries([
 ])
 
 const COMMAND_TIMEOUT_MS = 30_000
+class HungCommand extends Error {}
+const hung = new WeakMap<World, string>()
 
 /** Commands run per mode in this process (printed after each property). */
 const tally = { commands: 0 }
@@ -121,7 +123,7 @@ function counted(cmd: Cmd): Cmd {
       // A command that hangs is a failure of its own (with its sequence), not a test timeout.
       let timer: NodeJS.Timeout | undefined
       const hung = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${cmd} did not finish in ${COMMAND_TIMEOUT_MS / 1000} s`)), COMMAND_TIMEOUT_MS)
+        timer = setTimeout(() => reject(new HungCommand(`${cmd} did not finish in ${COMMAND_TIMEOUT_MS / 1000} s`)), COMMAND_TIMEOUT_MS)
       })
       try {
         await Promise.race([cmd.run(m, w), hung])
@@ -152,8 +154,18 @@ export async function runProperty(world: World, spec: ModeSpec, kinds: readonly 
   try {
     await fc.assert(
       fc.asyncProperty(fc.commands(arbs, { maxCommands, size: 'max' }), async (cmds) => {
+        // A hung command still holds its connection: every later sequence fails at once, naming it.
+        if (hung.has(world)) throw new Error(`a command hung in an earlier sequence: ${hung.get(world)}`)
         await world.reset()
-        await fc.asyncModelRun(() => ({ model: emptyModel(), real: world }), cmds)
+        try {
+          await fc.asyncModelRun(() => ({ model: emptyModel(), real: world }), cmds)
+        } catch (e) {
+          if (e instanceof HungCommand) {
+            hung.set(world, `${e.message} in [${[...cmds].map(String).join(', ')}]`)
+            console.log(`[conformance] ${spec.name}: ${hung.get(world)}`)
+          }
+          throw e
+        }
       }),
       {
         numRuns,

@@ -16,7 +16,7 @@ modeSuite(
     name: 'plain',
     commands: [...READS, ...WRITES, ...ROLLUP, 'poisonedWrite', ...(server ? ['killedWrite'] : [])],
     writes: WRITES,
-    runs: server ? 12 : 4,
+    runs: server ? 12 : 6,
     ...(server ? {} : { leftOut: { kinds: ['killedWrite'], reason: 'PGlite has one connection: nothing can kill its backend' } }),
   },
   () => openPlain('plain', t.db, t.db, t.directUrl),

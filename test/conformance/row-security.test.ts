@@ -21,7 +21,7 @@ modeSuite(
     name: 'rls',
     commands: [...READS, ...WRITES, ...ROLLUP, 'rawRoleRead', 'foreignDirtyAppend', 'poisonedWrite', ...(server ? ['killedWrite'] : [])],
     writes: WRITES,
-    runs: server ? 10 : 4,
+    runs: server ? 10 : 6,
     ...(server ? {} : { leftOut: { kinds: ['killedWrite'], reason: 'PGlite has one connection: nothing can kill its backend' } }),
   },
   async () => {

@@ -17,7 +17,7 @@ modeSuite(
     name: 'transaction',
     commands: [...READS, ...WRITES, ...ROLLUP, 'rolledBackWrite', 'poisonedWrite', ...(server ? ['killedWrite'] : [])],
     writes: WRITES,
-    runs: server ? 10 : 4,
+    runs: server ? 10 : 6,
     ...(server ? {} : { leftOut: { kinds: ['killedWrite'], reason: 'PGlite has one connection: nothing can kill its backend' } }),
   },
   () => openTransactional(t.db, t.directUrl),
