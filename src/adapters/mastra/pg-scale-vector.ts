@@ -12,7 +12,7 @@ import {
 } from '@mastra/core/vector'
 import { SchemaMismatchError } from '../../errors.js'
 import type { MetadataFilter } from '../../filter/filter-tree.js'
-import { assertId, type PgVectorStore, type TenantStore } from '../../store/index.js'
+import { assertId, metadataJson, type PgVectorStore, type TenantStore } from '../../store/index.js'
 import { IndexCatalog, type IndexCatalogOptions, type IndexRecord } from './index-catalog.js'
 import { asMastraError, userError, type VectorOperation } from './mastra-errors.js'
 import { PgScaleFilterTranslator, type PgScaleVectorFilter } from './mastra-filter.js'
@@ -184,7 +184,10 @@ export class PgScaleVector extends MastraVector<PgScaleVectorFilter> {
 
   /**
    * Upserts vectors: each id's vector and metadata replaced whole (ids default to random UUIDs),
-   * after the vectors matching `deleteFilter` are deleted, in one transaction.
+   * after the vectors matching `deleteFilter` are deleted, in one transaction. Without `ids` and
+   * `deleteFilter` every vector is new (fresh random UUIDs: nothing to replace, no writer of the
+   * same ids), so the batch is loaded with the store's `bulkIngest` — binary COPY, one transaction,
+   * all or nothing — instead of `upsertChunks`' statements of 1,000 rows.
    *
    * ### Examples
    * ```ts
@@ -195,7 +198,13 @@ export class PgScaleVector extends MastraVector<PgScaleVectorFilter> {
     return this.#run('UPSERT', params?.indexName, async () => {
       const { rows, deleteWhere } = checkUpsert(params, this.#filters)
       const index = await this.#open('UPSERT', params.indexName)
-      await index.tenant.upsertChunks(rows, deleteWhere === undefined ? {} : { deleteWhere })
+      if (params.ids == null && deleteWhere === undefined) {
+        // The checks upsertChunks makes of metadata (JSON, jsonb's NUL and lone surrogates), before the COPY starts.
+        rows.forEach((row, i) => metadataJson(row.metadata, `upsert vector ${i}`))
+        await index.tenant.bulkIngest(rows.map(({ id, ...row }) => ({ ...row, documentId: id, chunkIndex: 0 })))
+      } else {
+        await index.tenant.upsertChunks(rows, deleteWhere === undefined ? {} : { deleteWhere })
+      }
       return rows.map((r) => r.id)
     })
   }
