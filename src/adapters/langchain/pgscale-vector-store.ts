@@ -8,6 +8,7 @@ import {
   assertId,
   DEFAULT_MMR_FETCH_K,
   GET_CHUNKS_MAX_IDS,
+  metadataJson,
   type Distance,
   type PgVectorStore,
   type SearchOptions,
@@ -156,7 +157,7 @@ export class PgScaleVectorStore extends VectorStore {
     const ids = documentIds(documents, options?.ids, 'addDocuments')
     if (documents.length === 0) return []
     const vectors = await this.embeddings.embedDocuments(documents.map((doc) => doc.pageContent))
-    return this.addVectors(vectors, documents, { ids })
+    return this.#write(vectors, documents, ids, allNew(documents, options))
   }
 
   /**
@@ -164,6 +165,8 @@ export class PgScaleVectorStore extends VectorStore {
    * nothing): the id of each is `options.ids[i]`, else its own `id`, else a new UUID. An id that
    * exists is replaced whole (text, metadata, vector; its other chunks removed); an id given twice
    * is written once, with its last document. Resolves to the ids, one per document, in order.
+   * Without ids (none given, no document with its own) every row is new under a fresh UUID and the
+   * batch is loaded through binary COPY (the store's `bulkIngest`), still one transaction.
    *
    * ### Examples
    * ```ts
@@ -171,10 +174,23 @@ export class PgScaleVectorStore extends VectorStore {
    * ```
    */
   override async addVectors(vectors: number[][], documents: DocumentInterface[], options?: PgScaleAddOptions): Promise<string[]> {
-    const ids = documentIds(documents, options?.ids, 'addVectors')
+    return this.#write(vectors, documents, documentIds(documents, options?.ids, 'addVectors'), allNew(documents, options))
+  }
+
+  /**
+   * The rows written: replacing what is there (`upsertChunks`), or, when every id is a new UUID
+   * (`fresh`: no `ids` given, no document with an id), loaded through the store's `bulkIngest` —
+   * binary COPY, one transaction, all or nothing; nothing to replace and no other writer of them.
+   */
+  async #write(vectors: number[][], documents: DocumentInterface[], ids: string[], fresh: boolean): Promise<string[]> {
     const rows = withVectors(vectors, documents, 'addVectors')
     if (rows.length === 0) return []
-    await this.#tenant.upsertChunks(rows.map((row, i) => ({ ...row, id: ids[i]! })))
+    if (fresh) {
+      rows.forEach((row, i) => metadataJson(row.metadata, `addVectors document ${i}`)) // upsertChunks' checks, before the COPY
+      await this.#tenant.bulkIngest(rows.map((row, i) => ({ ...row, documentId: ids[i]!, chunkIndex: 0 })))
+    } else {
+      await this.#tenant.upsertChunks(rows.map((row, i) => ({ ...row, id: ids[i]! })))
+    }
     return ids
   }
 
@@ -335,4 +351,9 @@ export class PgScaleVectorStore extends VectorStore {
     await vectorStore.addDocuments(docs, { ids })
     return vectorStore
   }
+}
+
+/** Whether every id of a write is a new UUID: no `ids` option, no document with its own id. */
+function allNew(documents: readonly DocumentInterface[], options: PgScaleAddOptions | undefined): boolean {
+  return options?.ids == null && documents.every((doc) => doc.id === undefined || doc.id === null)
 }
