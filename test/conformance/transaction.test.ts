@@ -1,3 +1,6 @@
+import { expect, it } from 'vitest'
+import { PgVectorStore } from '../../src/index.js'
+import { itUnless } from '../support/skip.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { modeSuite, READS, ROLLUP, WRITES } from './harness.js'
 import { openTransactional } from './worlds.js'
@@ -21,4 +24,23 @@ modeSuite(
     ...(server ? {} : { leftOut: { kinds: ['killedWrite'], reason: 'PGlite has one connection: nothing can kill its backend' } }),
   },
   () => openTransactional(t.db, t.directUrl),
+)
+
+// Found by this mode on PGlite (a hung `rolled back: upsertChunks(…, deleteWhere)`): the store's cache
+// of declared metadata fields lives 10 s and is reloaded through the store's own handle, not the
+// app's transaction; on PGlite's one session that reload waits for the transaction that waits for it.
+const PGLITE_ONLY = server ? 'the deadlock needs a single session (PGlite); a server has another connection' : ''
+;(PGLITE_ONLY ? itUnless(PGLITE_ONLY) : it.fails)(
+  'known defect (found by the harness): inside an app transaction on PGlite, a filtered call 10 s after the store listed its metadata fields hangs — remove .fails once fixed',
+  async () => {
+    const store = await PgVectorStore.open(t.db, { table: 'conf_fields_ttl', dimensions: 4 })
+    expect(await store.forTenant('acme').count({ kind: 'a' })).toBe(0) // lists the fields
+    await new Promise((r) => setTimeout(r, 10_500))
+    const outcome = await Promise.race([
+      t.db.transaction().execute((trx) => store.forTenant('acme', { transaction: trx }).count({ kind: 'a' })),
+      new Promise((r) => setTimeout(() => r('hung for 5 s'), 5_000)),
+    ])
+    expect(outcome).toBe(0)
+  },
+  30_000,
 )
