@@ -337,6 +337,18 @@ export class ReplayControl implements Cmd {
   }
 }
 
+/** Both standbys resume and replay everything the primary wrote so far (then a pause leaves them exactly there). */
+export class CaughtUp implements Cmd {
+  readonly kind = 'caughtUp'
+  check = () => true
+  async run(_m: Model, w: World) {
+    await w.standbys!.caughtUp()
+  }
+  toString() {
+    return 'standbys: replay resumed and caught up'
+  }
+}
+
 /** Raw SQL as the runtime role: with a tenant set it sees exactly that tenant's rows; without, none. */
 export class RawRoleRead implements Cmd {
   readonly kind = 'rawRoleRead'
@@ -417,6 +429,7 @@ export function storeCommands(writes: readonly string[]): Record<string, () => f
     killedWrite: () => writeOp(writes).map((op) => new KilledWrite(op)),
     rolledBackWrite: () => writeOp(writes.filter((k) => k !== 'store.bulkIngest')).map((op) => new RolledBackWrite(op)),
     transactionWrite: () => writeOp(writes.filter((k) => k !== 'store.bulkIngest')).map((op) => new TransactionWrite(op)),
+    caughtUp: () => fc.constant(new CaughtUp()),
     replay: () => fc.tuple(fc.constantFrom<number | 'all'>(0, 1, 'all'), fc.boolean()).map(([i, p]) => new ReplayControl(i, p)),
     rawRoleRead: () => fc.option(tenantArb, { freq: 4, nil: undefined }).map((t) => new RawRoleRead(t)),
     foreignDirtyAppend: () => fc.tuple(tenantArb, tenantArb).map(([t, o]) => new ForeignDirtyAppend(t, o)),

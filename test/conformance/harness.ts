@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, it } from 'vitest'
 import { MonthlyRollup, PgVectorStore, rollupTable, type Database, type PgVectorStoreConfig } from '../../src/index.js'
 import { describeUnless } from '../support/skip.js'
+import { testTarget } from '../support/test-database.js'
 import { storeCommands } from './commands.js'
 import { knownFailing } from './known-failing.js'
 import { DIM, emptyModel, ZONE } from './model.js'
@@ -210,7 +211,8 @@ export function modeSuite(spec: ModeSpec, open: () => Promise<World>, close: () 
   const known = knownFailing(spec.name)
   const main = spec.commands.filter((k) => !known.some((f) => f.command === k))
   const shrink = process.env.PGSCALE_CONFORMANCE_SHRINK === '1'
-  const suite = describeUnless(spec.skip)
+  const citus = testTarget().citusWorkers ? 'no Citus mode yet: the source table and the rollup would need distributing (opt-in runs)' : ''
+  const suite = describeUnless(spec.skip || citus)
   suite(`conformance: ${spec.name}`, () => {
     let world: World | undefined
     beforeAll(async () => {

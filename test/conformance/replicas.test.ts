@@ -26,7 +26,7 @@ let world: World | undefined
 modeSuite(
   {
     name: 'replicas',
-    commands: [...READS, ...WRITES, ...ROLLUP, 'replay', 'tokenRead', 'transactionWrite', 'poisonedWrite', 'killedWrite'],
+    commands: [...READS, ...WRITES, ...ROLLUP, 'replay', 'caughtUp', 'tokenRead', 'transactionWrite', 'poisonedWrite', 'killedWrite'],
     writes: WRITES.filter((k) => k !== 'store.bulkIngest'),
     runs: 10,
     skip,

@@ -91,6 +91,10 @@ export async function openReplicated(
         count: standbys.length,
         pause: async (i) => void (await replay(i, 'pause')),
         resume: async (i) => void (await replay(i, 'resume')),
+        caughtUp: async () => {
+          await Promise.all(standbys.map((_, i) => replay(i, 'resume')))
+          await caughtUp(owner, standbys)
+        },
       },
       otherProcess,
     },

@@ -360,7 +360,7 @@ export interface World {
   /** Empties every table and waits until reads can see it (standbys replayed it). */
   reset(): Promise<void>
   /** Replay control of the standbys (replicas mode). */
-  readonly standbys?: { count: number; pause(i: number): Promise<void>; resume(i: number): Promise<void> }
+  readonly standbys?: { count: number; pause(i: number): Promise<void>; resume(i: number): Promise<void>; caughtUp(): Promise<void> }
   /** A second process's view: a store on the same primary and standbys, with a ReplicaSet of its own. */
   readonly otherProcess?: PgVectorStore
   /** Raw SQL as the runtime role in one transaction with `pgscale.tenant_id` set to `tenant` (or not set). */
