@@ -33,7 +33,7 @@ export interface TenantScope {
  * ```
  */
 export async function compileForScope(scope: TenantScope, node: FilterNode, first: number): Promise<CompiledFilter> {
-  return compileFilter(node, { first, fields: await scope.fields.get(), instantFunction: isoInstantFunction(scope.config.schema) })
+  return compileFilter(node, { first, fields: await scope.fields.get(scope.db), instantFunction: isoInstantFunction(scope.config.schema) })
 }
 
 /** Runs a tenant statement: the tenant is always `$1`, `params` follow it. */

@@ -598,7 +598,7 @@ export class TenantStore {
    * order is (a sort by the quantized distance would be slower and only approximate).
    */
   async #indexSearchPays(): Promise<boolean> {
-    return this.#config.quantization === 'none' || this.#indexed.servesByIndex(this.tenantId)
+    return this.#config.quantization === 'none' || this.#indexed.servesByIndex(this.tenantId, this.#db)
   }
 
   #searchSettings(k: number, efSearch: number | undefined, iterativeScan: IterativeScan): LocalSettings {

@@ -28,11 +28,11 @@ export class IndexedTenants {
     this.#ttlMs = ttlMs
   }
 
-  /** Whether the tenant's own index or the shared index exists. */
-  async servesByIndex(tenantId: string): Promise<boolean> {
+  /** Whether the tenant's own index or the shared index exists; read again through `via` when stale (a tenant handle in the app's transaction passes its own, as `DeclaredFields.get`). */
+  async servesByIndex(tenantId: string, via: Database = this.#db): Promise<boolean> {
     if (!this.#names || performance.now() - this.#at > this.#ttlMs) {
       this.#at = performance.now()
-      this.#names = hnswIndexNames(this.#db, this.#config).then((names) => new Set(names))
+      this.#names = hnswIndexNames(via, this.#config).then((names) => new Set(names))
       this.#names.catch(() => (this.#names = undefined))
     }
     const names = await this.#names

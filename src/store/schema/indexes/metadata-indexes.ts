@@ -137,10 +137,15 @@ export class DeclaredFields {
     readonly ttlMs = 10_000,
   ) {}
 
-  get(): Promise<MetadataFields> {
+  /**
+   * The fields, read again when older than `ttlMs` — through `via` when given: a tenant handle in
+   * the app's transaction reads the catalog there (on a one-session database, PGlite, the store's
+   * own handle would wait for that session until the transaction ends: forever, since it waits on us).
+   */
+  get(via: Database = this.db): Promise<MetadataFields> {
     if (!this.#fields || performance.now() - this.#at > this.ttlMs) {
       this.#at = performance.now()
-      this.#fields = listMetadataIndexes(this.db, this.config).then((list) => new MetadataFields(list))
+      this.#fields = listMetadataIndexes(via, this.config).then((list) => new MetadataFields(list))
       this.#fields.catch(() => (this.#fields = undefined))
     }
     return this.#fields
