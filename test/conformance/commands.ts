@@ -394,7 +394,8 @@ export class ForeignDirtyAppend implements Cmd {
       m.dirty.add(`${this.other}|2025-01`)
       materialize(m, `${this.other}|2025-01`)
     }
-    expect((err as { code?: string }).code, `${this}: must be refused (42501)`).toBe('42501')
+    const state = (err as { sqlState?: string; code?: string }).sqlState ?? (err as { code?: string }).code
+    expect(state, `${this}: must be refused (42501): ${String(err)}`).toBe('42501')
   }
   toString() {
     return `raw SQL as the runtime role, tenant ${show(this.tenant)} set: insert into conf_monthly_dirty a key of ${show(this.other)}`

@@ -5,7 +5,7 @@ import { MonthlyRollup, PgVectorStore, rollupTable, type Database, type PgVector
 import { describeUnless } from '../support/skip.js'
 import { testTarget } from '../support/test-database.js'
 import { storeCommands } from './commands.js'
-import { knownFailing } from './known-failing.js'
+import { FIXED_SEQUENCES, knownFailing } from './known-failing.js'
 import { DIM, emptyModel, ZONE } from './model.js'
 import { rollupCommands, SOURCE_DDL, sourceIndex } from './rollup-commands.js'
 import type { Cmd, World } from './writes.js'
@@ -222,6 +222,8 @@ export function modeSuite(spec: ModeSpec, open: () => Promise<World>, close: () 
     }, 180_000)
     afterAll(close, 60_000)
     it(`random sequences of ${main.length} command kinds match the model`, () => runProperty(world!, spec, main, { shrink: true }), 600_000)
+    for (const f of FIXED_SEQUENCES.filter((s) => s.mode === spec.name))
+      it(`the fixed sequence of ${f.name}`, () => runSequence(world!, spec, f.sequence()), 60_000)
     for (const f of known)
       it.fails(
         `known defect (${f.defect}): with ${f.command} the model is violated — remove it from KNOWN_FAILING once fixed`,
