@@ -60,7 +60,7 @@ const SRC_ROOMS = {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/'] },
+  { ignores: ['dist/', 'node_modules/', 'site/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
