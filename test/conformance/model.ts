@@ -1,5 +1,6 @@
 import { expect } from 'vitest'
 import { matchesFilter, type MetadataFilter } from '../../src/index.js'
+import { cosineSimilarity } from '../support/vectors.js'
 
 /**
  * The conformance harness's model: what the database should hold after the commands completed so
@@ -109,15 +110,7 @@ export function rowsOf(m: Model, tenant: string, filter?: MetadataFilter): Model
 
 /** Cosine distance in doubles (the embeddings are small integers, exact in float4). */
 export function cosineDistance(a: readonly number[], b: readonly number[]): number {
-  let dot = 0
-  let na = 0
-  let nb = 0
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!
-    na += a[i]! * a[i]!
-    nb += b[i]! * b[i]!
-  }
-  return 1 - dot / Math.sqrt(na * nb)
+  return 1 - cosineSimilarity(a, b)
 }
 
 /** Distances this close are one distance (float4 arithmetic on the server, doubles here). */

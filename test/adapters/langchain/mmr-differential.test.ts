@@ -3,6 +3,7 @@ import { maximalMarginalRelevance } from '../../../src/index.js'
 import { seededRandom, type Random } from '../../../src/bench-kit.js'
 import { describeUnless } from '../../support/skip.js'
 import { LANGCHAIN_MISSING } from './langchain-kit.js'
+import { cosineSimilarity } from '../../support/vectors.js'
 
 /**
  * pgscale's MMR beside LangChain core's `maximalMarginalRelevance` (`@langchain/core/utils/math`)
@@ -31,18 +32,6 @@ function randomCase(random: Random, i: number): Case {
   return { query: vector(), candidates: Array.from({ length: count }, vector), k: random.int(count + 3), lambda }
 }
 
-function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0
-  let na = 0
-  let nb = 0
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!
-    na += a[i]! * a[i]!
-    nb += b[i]! * b[i]!
-  }
-  return dot / Math.sqrt(na * nb)
-}
-
 /** Whether the lists part at a tie: the two candidates chosen there score the same (to 1e-12). */
 function partsAtTie(c: Case, ours: number[], theirs: number[]): boolean {
   const at = ours.findIndex((x, i) => x !== theirs[i])
@@ -50,9 +39,9 @@ function partsAtTie(c: Case, ours: number[], theirs: number[]): boolean {
   const picked = ours.slice(0, at)
   const score = (i: number) =>
     at === 0
-      ? cosine(c.query, c.candidates[i]!)
-      : c.lambda * cosine(c.query, c.candidates[i]!) -
-        (1 - c.lambda) * Math.max(...picked.map((p) => cosine(c.candidates[i]!, c.candidates[p]!)))
+      ? cosineSimilarity(c.query, c.candidates[i]!)
+      : c.lambda * cosineSimilarity(c.query, c.candidates[i]!) -
+        (1 - c.lambda) * Math.max(...picked.map((p) => cosineSimilarity(c.candidates[i]!, c.candidates[p]!)))
   return Math.abs(score(ours[at]) - score(theirs[at])) < 1e-12
 }
 
