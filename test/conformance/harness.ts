@@ -202,6 +202,9 @@ export async function runSequence(world: World, spec: ModeSpec, cmds: Cmd[]): Pr
   }
 }
 
+/** How long a mode's property may run: CI's budget takes seconds; a long run on demand (PGSCALE_CONFORMANCE_RUNS) hours. */
+const PROPERTY_TIMEOUT_MS = envInt('PGSCALE_CONFORMANCE_RUNS') === undefined ? 600_000 : 6 * 3_600_000
+
 /**
  * Declares a mode's suite: the main property over its commands without the known-failing ones,
  * and one `it.fails` per known-failing command (the property with that command added must fail
@@ -221,7 +224,11 @@ export function modeSuite(spec: ModeSpec, open: () => Promise<World>, close: () 
       world = await open()
     }, 180_000)
     afterAll(close, 60_000)
-    it(`random sequences of ${main.length} command kinds match the model`, () => runProperty(world!, spec, main, { shrink: true }), 600_000)
+    it(
+      `random sequences of ${main.length} command kinds match the model`,
+      () => runProperty(world!, spec, main, { shrink: true }),
+      PROPERTY_TIMEOUT_MS,
+    )
     for (const f of FIXED_SEQUENCES.filter((s) => s.mode === spec.name))
       it(`the fixed sequence of ${f.name}`, () => runSequence(world!, spec, f.sequence()), 60_000)
     for (const f of known)
