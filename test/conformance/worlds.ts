@@ -103,12 +103,30 @@ export async function openReplicated(
 
 /** Waits until every standby replayed the primary's WAL as of now. */
 async function caughtUp(primary: Database, standbys: Database[]): Promise<void> {
+  // WAL the primary inserted but has not flushed (an idle primary's running-xacts record, seen
+  // after a killed write: insert 80 bytes past flush for good) never reaches a standby: a
+  // transaction that commits synchronously flushes everything before it first.
+  await primary.transaction(async (trx) => {
+    await sql`set local synchronous_commit = on`.execute(trx)
+    await sql`select pg_current_xact_id()`.execute(trx)
+  })
   const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(primary)
   for (const s of standbys)
     for (let i = 0; ; i++) {
       const { rows: r } = await sql<{ ok: boolean }>`select pg_last_wal_replay_lsn() >= ${rows[0]!.lsn}::pg_lsn as ok`.execute(s)
       if (r[0]?.ok) break
-      if (i > 1000) throw new Error('a standby did not catch up in 10 s')
+      if (i > 1000) {
+        // What the primary says of its standbys, for the failure's message.
+        const { rows: state } =
+          await sql`select application_name, state, sent_lsn::text, write_lsn::text, flush_lsn::text, replay_lsn::text,
+            pg_current_wal_flush_lsn()::text as primary_flush, pg_current_wal_insert_lsn()::text as primary_insert
+          from pg_stat_replication`.execute(primary)
+        const { rows: standby } = await sql`select pg_last_wal_replay_lsn()::text as replay, pg_last_wal_receive_lsn()::text as receive,
+            pg_get_wal_replay_pause_state() as pause`.execute(s)
+        throw new Error(
+          `a standby did not catch up in 10 s to ${rows[0]!.lsn}: primary ${JSON.stringify(state)}, standby ${JSON.stringify(standby)}`,
+        )
+      }
       await new Promise((res) => setTimeout(res, 10))
     }
 }

@@ -240,7 +240,7 @@ interface LoadRow extends Chunk {
 }
 
 /** `forTenant(t).bulkIngest` (one tenant) or `store.bulkIngest` (rows of several tenants). */
-class BulkIngest implements WriteOp {
+export class BulkIngest implements WriteOp {
   constructor(
     readonly kind: 'tenant.bulkIngest' | 'store.bulkIngest',
     readonly rows: LoadRow[],
