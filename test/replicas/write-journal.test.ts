@@ -71,6 +71,22 @@ async function open(options: ConstructorParameters<typeof ReplicaSet>[2] = {}) {
   return { replicas, store: await PgVectorStore.open(db, { ...config, replicas }) }
 }
 
+/** A monthly total of `spend` per tenant into `table` (created if missing), its writes noted in `replicas` when given. */
+async function spendRollup(table: string, replicas?: ReplicaSet): Promise<MonthlyRollup> {
+  const target = rollupTable(table, { groupBy: {}, measures: { total: 'numeric' }, tenantType: 'bigint' })
+  await target.create(db)
+  return new MonthlyRollup({
+    source: 'spend',
+    target,
+    at: 'paid_at',
+    tenant: 'tenant_id',
+    groupBy: [],
+    measures: { total: sql`sum(amount)` },
+    zone: 'UTC',
+    ...(replicas ? { replicas } : {}),
+  })
+}
+
 /** Runs `fn` with the standby's replay paused, resumed afterwards whatever happens. */
 async function paused<T>(fn: () => Promise<T>): Promise<T> {
   await pause()
@@ -231,20 +247,9 @@ describe('the write journal: every write path is noted for read-your-writes', ()
   needsLocal(
     'rollup writes are noted: refreshAt / rebuild on the primary handle, in the app transaction with `replicas`, and number tenants',
     async () => {
-      const target = rollupTable('spend_monthly', { groupBy: {}, measures: { total: 'numeric' }, tenantType: 'bigint' })
-      await target.create(db)
       const replicas = new ReplicaSet(db, [node], { waitMs: 50, positionCacheMs: 0 })
-      const base = {
-        source: 'spend',
-        target,
-        at: 'paid_at',
-        tenant: 'tenant_id',
-        groupBy: [],
-        measures: { total: sql`sum(amount)` },
-        zone: 'UTC',
-      }
-      const rollup = new MonthlyRollup(base)
-      const inTrx = new MonthlyRollup({ ...base, replicas })
+      const rollup = await spendRollup('spend_monthly')
+      const inTrx = await spendRollup('spend_monthly', replicas)
       await paused(async () => {
         await sql`insert into spend values (42, '2025-03-10T10:00:00Z', null, 5)`.execute(db)
         await rollup.refreshAt(db, { tenantId: 42, moment: '2025-03-10T10:00:00Z' })
@@ -271,19 +276,8 @@ describe('the write journal: every write path is noted for read-your-writes', ()
   )
 
   needsLocal('tracked rollups: markDirty and refreshDirty note the tenants they wrote', async () => {
-    const target = rollupTable('spend_tracked', { groupBy: {}, measures: { total: 'numeric' }, tenantType: 'bigint' })
-    await target.create(db)
     const replicas = new ReplicaSet(db, [node], { waitMs: 50, positionCacheMs: 0 })
-    const rollup = new MonthlyRollup({
-      source: 'spend',
-      target,
-      at: 'paid_at',
-      tenant: 'tenant_id',
-      groupBy: [],
-      measures: { total: sql`sum(amount)` },
-      zone: 'UTC',
-      replicas,
-    })
+    const rollup = await spendRollup('spend_tracked', replicas)
     await rollup.track(db)
     await paused(async () => {
       await sql`insert into spend values (50, '2025-07-10T10:00:00Z', null, 3)`.execute(db)
