@@ -28,6 +28,7 @@ export type PgScaleErrorCode =
   | 'MIGRATION_REQUIRED'
   | 'INSUFFICIENT_PRIVILEGE'
   | 'DATABASE_ERROR'
+  | 'EMBEDDING_SPACE'
 
 /** Base class of every error pgscale throws. */
 export class PgScaleError extends Error {
@@ -257,6 +258,29 @@ export class DatabaseError extends PgScaleError {
   }
 }
 
+/**
+ * An embedding space refused an operation: a write to a space its tenant neither searches nor
+ * migrates to (the space guard's SQLSTATE `PGS01`, from pgscale or the app's own SQL), a switch
+ * while chunks written since the backfill still lack the new model's vector (`pending` of them),
+ * or dropping a space a tenant still uses.
+ *
+ * ### Examples
+ * ```ts
+ * try { await oldHandle.replaceDocument('doc', chunks) } catch (err) {
+ *   if (err instanceof EmbeddingSpaceError) acme = (await store.activeTenant('acme')).tenant
+ * }
+ * ```
+ */
+export class EmbeddingSpaceError extends PgScaleError {
+  /** Chunks still to embed before a switch may happen (0 when that is not the reason). */
+  readonly pending: number
+
+  constructor(message: string, options?: { cause?: unknown; pending?: number }) {
+    super('EMBEDDING_SPACE', message, options)
+    this.pending = options?.pending ?? 0
+  }
+}
+
 /** True for an error that came from the server with a SQLSTATE (a pg or PGlite error). */
 function isServerError(err: unknown): err is ServerErrorFields & Error {
   return (
@@ -277,6 +301,10 @@ function isServerError(err: unknown): err is ServerErrorFields & Error {
  */
 export function toPgScaleError(err: unknown): unknown {
   if (err instanceof PgScaleError) return err
-  if (isServerError(err)) return new DatabaseError(err, { cause: err })
+  if (isServerError(err)) {
+    // The embedding-space guard (src/store/spaces/space-catalog.ts) says why in its message.
+    if (err.code === 'PGS01') return new EmbeddingSpaceError(err.message, { cause: err })
+    return new DatabaseError(err, { cause: err })
+  }
   return err
 }

@@ -117,6 +117,16 @@ export { countRecall, DEFAULT_RECALL_EPSILON, recallOf, type RecallCount } from 
 export type { FilterTuning, TenantTuning, TunedAlternative } from './store/index.js'
 export type { StoreMigrationOptions } from './store/index.js'
 export {
+  DEFAULT_SPACE,
+  type EmbedTexts,
+  type EmbeddingSpace,
+  type EmbeddingSpaceConfig,
+  type MigrateTenantOptions,
+  type MigrateTenantResult,
+  type MigrationStatus,
+  type TenantSpaceState,
+} from './store/index.js'
+export {
   DEFAULT_MMR_FETCH_K,
   DEFAULT_MMR_LAMBDA,
   DOCUMENT_LOCKS_MAX,
@@ -177,6 +187,7 @@ export {
   InvalidTimeZoneError,
   MigrationError,
   MigrationRequiredError,
+  EmbeddingSpaceError,
   PgScaleError,
   PrivilegeError,
   PlanAssertionError,

@@ -28,6 +28,15 @@ import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../db/security/row-security
 import { scopedHandle } from '../db/security/scoped-handle.js'
 import { ReplicaSet, WriteJournal, type ReplicaStats } from '../replicas/index.js'
 import type { Database } from '../db/database.js'
+import {
+  EmbeddingSpaces,
+  type EmbeddingSpace,
+  type EmbeddingSpaceConfig,
+  type MigrateTenantOptions,
+  type MigrateTenantResult,
+  type MigrationStatus,
+  type TenantSpaceState,
+} from './spaces/index.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/migration/object-migrations.js'
 import { InvalidArgumentError, SchemaMismatchError } from '../errors.js'
@@ -90,14 +99,24 @@ export class PgVectorStore {
   readonly #sampler: QuerySampler | undefined
   /** Where every committed write of the store is recorded (its replicas' read-your-writes). */
   readonly #journal: WriteJournal
+  /** The configuration as given (a space's store opens with it, its own table and vectors put in). */
+  readonly #given: PgVectorStoreConfig
+  /** The store's embedding spaces (docs/store.md, "Changing the embedding model"); made on first use. */
+  #spaces: EmbeddingSpaces<PgVectorStore> | undefined
   /** The validated configuration. */
   readonly config: ResolvedStoreConfig
 
-  private constructor(raw: Database, config: ResolvedStoreConfig, replicas?: { set: ReplicaSet; owned: boolean }) {
+  private constructor(
+    raw: Database,
+    config: ResolvedStoreConfig,
+    given: PgVectorStoreConfig,
+    replicas?: { set: ReplicaSet; owned: boolean },
+  ) {
     // Under row-level security the store's own fleet-wide work (tuning records, the query sample,
     // reports) says so for its transactions, and each tenant handle sets its tenant.
     const db = config.isolation === 'rls' ? scopedHandle(raw, { [ALL_TENANTS_SETTING]: 'on' }) : raw
     this.#raw = raw
+    this.#given = given
     this.#db = db
     this.config = config
     this.#sql = renderStatements(config)
@@ -147,7 +166,7 @@ export class PgVectorStore {
     }
     await ensureStoreRowSecurity(db, resolved)
     await distributeStore(db, resolved)
-    const store = new PgVectorStore(db, resolved, replicaSetOf(db, config))
+    const store = new PgVectorStore(db, resolved, config, replicaSetOf(db, config))
     await store.#tuning.reload()
     await store.#fields.get()
     return store
@@ -365,6 +384,7 @@ export class PgVectorStore {
    * ```
    */
   async close(): Promise<void> {
+    await this.#spaces?.close()
     await this.#sampler?.close()
     if (this.#replicas?.owned) await this.#replicas.set.close()
   }
@@ -429,6 +449,165 @@ export class PgVectorStore {
   async stats(): Promise<StoreStats> {
     const [stats, metadataIndexes] = await Promise.all([storeStats(this.#db, this.config), listMetadataIndexes(this.#db, this.config)])
     return { ...stats, metadataIndexes }
+  }
+
+  /** The store's embedding spaces (made on first use: a store without spaces reads nothing of them). */
+  #embeddingSpaces(): EmbeddingSpaces<PgVectorStore> {
+    this.#spaces ??= EmbeddingSpaces.open({
+      db: this.#db,
+      raw: this.#raw,
+      config: this.config,
+      given: this.#given,
+      store: this,
+      replicas: this.#replicas?.set,
+      journal: this.#journal,
+      open: (handle, config) => PgVectorStore.open(handle, config),
+    })
+    return this.#spaces
+  }
+
+  /**
+   * Adds an embedding space beside the store's own (`default`): a table with the same columns and
+   * `dimensions`-wide vectors of another model, opened as a store of its own (its per-tenant
+   * indexes, tuning, query sample, isolation), and a guard on every space's table that refuses
+   * writes to a space the row's tenant neither searches nor migrates to. DDL: the table's owner
+   * runs it (a migration); `runtimeRole` grants that role what it needs. Idempotent.
+   *
+   * ### Examples
+   * ```ts
+   * await store.addSpace({ name: 'small_256', dimensions: 256, model: 'text-embedding-3-small@256' }, { runtimeRole: 'app' })
+   * ```
+   */
+  addSpace(space: EmbeddingSpaceConfig, options: { runtimeRole?: string } = {}): Promise<EmbeddingSpace> {
+    return this.#embeddingSpaces().add(space, options)
+  }
+
+  /**
+   * The store's embedding spaces, `default` (the store's own column) first.
+   *
+   * ### Examples
+   * ```ts
+   * (await store.listSpaces()).map((s) => `${s.name}: ${s.dimensions}`) // ['default: 384', 'small_256: 256']
+   * ```
+   */
+  listSpaces(): Promise<EmbeddingSpace[]> {
+    return this.#embeddingSpaces().list()
+  }
+
+  /**
+   * The space a tenant searches and a handle on it: embed the query with that space's model and
+   * search through `tenant`. A handle kept across a switch keeps answering in its own space (the
+   * model its queries come from) and refuses writes with an {@link EmbeddingSpaceError}; take a new
+   * one after a switch. One read of the tenant's state (on the primary).
+   *
+   * ### Examples
+   * ```ts
+   * const { space, tenant } = await store.activeTenant('acme')
+   * const hits = await tenant.search(await models[space].embed(question), { k: 10 })
+   * ```
+   */
+  activeTenant(tenantId: string): Promise<{ space: string; tenant: TenantStore; store: PgVectorStore }> {
+    return this.#embeddingSpaces().activeTenant(tenantId)
+  }
+
+  /**
+   * Fills space `to` with the tenant's chunks, embedded by the app's `embed`, while the tenant
+   * keeps searching and writing its active space: batches in key order, each written in one
+   * statement; resumable (the target is the checkpoint: a crash or an abort loses nothing embedded);
+   * rate-limited with `maxChunksPerSecond`; chunks written meanwhile are found and embedded by the
+   * next pass, deletions and metadata changes brought over. Ends with the tenant's own index in the
+   * space when it is large, the state `ready`, and — with `switch: true` — the switch.
+   *
+   * ### Examples
+   * ```ts
+   * await store.migrateTenant('acme', { to: 'small_256', embed: (texts) => model.embed(texts), maxChunksPerSecond: 2000 })
+   * ```
+   */
+  migrateTenant(tenantId: string, options: MigrateTenantOptions): Promise<MigrateTenantResult> {
+    return this.#embeddingSpaces().migrateTenant(tenantId, options)
+  }
+
+  /**
+   * Where a tenant's migration stands: its active space, target, state, chunks embedded and
+   * pending, the backfill's rate and an estimate of the seconds left.
+   *
+   * ### Examples
+   * ```ts
+   * const { pending, etaSeconds } = await store.migrationStatus('acme')
+   * ```
+   */
+  migrationStatus(tenantId: string): Promise<MigrationStatus> {
+    return this.#embeddingSpaces().status(tenantId)
+  }
+
+  /**
+   * Switches the tenant to the space its migration filled, in one transaction: the tenant's state
+   * row locked (writes in flight finish first, new ones wait for the switch), deletions and metadata
+   * brought over, and — only if every chunk has the new space's vector of its current text — the
+   * flip; otherwise an {@link EmbeddingSpaceError} with `pending` (run `migrateTenant` again). The
+   * old space is kept, frozen, for {@link rollbackTenant}.
+   *
+   * ### Examples
+   * ```ts
+   * await store.switchTenant('acme', 'small_256')
+   * ```
+   */
+  switchTenant(tenantId: string, to?: string): Promise<TenantSpaceState> {
+    return this.#embeddingSpaces().switchTenant(tenantId, to)
+  }
+
+  /**
+   * Switches the tenant back to the space it searched before its last switch (until that space is
+   * released): its answers are the old ones exactly; chunks written since the switch must be
+   * embedded with the old model first (`migrateTenant(t, { to: previous, embed: oldModel })`, which
+   * is then the way back) — otherwise an {@link EmbeddingSpaceError} with `pending`.
+   *
+   * ### Examples
+   * ```ts
+   * await store.rollbackTenant('acme')
+   * ```
+   */
+  rollbackTenant(tenantId: string): Promise<TenantSpaceState> {
+    return this.#embeddingSpaces().rollbackTenant(tenantId)
+  }
+
+  /**
+   * Stops a migration under way: the tenant keeps its active space; what was embedded stays in the
+   * target (a later `migrateTenant` resumes from it, or `releaseTenantSpace` deletes it).
+   *
+   * ### Examples
+   * ```ts
+   * await store.cancelMigration('acme')
+   * ```
+   */
+  cancelMigration(tenantId: string): Promise<TenantSpaceState> {
+    return this.#embeddingSpaces().cancelMigration(tenantId)
+  }
+
+  /**
+   * Deletes a tenant's chunks in a space it neither searches nor migrates to (its old space after
+   * a switch: no rollback afterwards); resolves to how many.
+   *
+   * ### Examples
+   * ```ts
+   * await store.releaseTenantSpace('acme', 'default')
+   * ```
+   */
+  releaseTenantSpace(tenantId: string, space: string): Promise<number> {
+    return this.#embeddingSpaces().releaseTenantSpace(tenantId, space)
+  }
+
+  /**
+   * Drops a space no tenant searches, fills or can roll back to, and that holds no chunk (its
+   * tables and record); otherwise an {@link EmbeddingSpaceError} naming who uses it. DDL: the owner.
+   *
+   * ### Examples
+   * ```ts
+   * await store.dropSpace('small_256')
+   * ```
+   */
+  dropSpace(space: string): Promise<void> {
+    return this.#embeddingSpaces().dropSpace(space)
   }
 
   /** What the modules behind the facade need of this store. */

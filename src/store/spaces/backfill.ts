@@ -1,0 +1,128 @@
+import { CompiledQuery } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { InvalidArgumentError } from '../../errors.js'
+import type { ResolvedStoreConfig } from '../config/index.js'
+import { assertEmbedding, toVectorLiteral } from '../ingest/index.js'
+import type { IndexBuildOptions, IndexBuildResult } from '../schema/index.js'
+import { DEFAULT_OWN_INDEX_ABOVE } from '../tuning/index.js'
+import { assertIntegerIn } from '../../util/assert-integer.js'
+import type { SpaceTables } from './space-config.js'
+import { spaceDiff } from './space-diff.js'
+
+/** The app's embedding function for a space: one vector per text, in order. */
+export type EmbedTexts = (texts: string[]) => Promise<ArrayLike<number>[]>
+
+/** Options of {@link PgVectorStore.migrateTenant}. */
+export interface MigrateTenantOptions {
+  /** The space to fill (added with `addSpace`; `default` to go back to the store's own). */
+  to: string
+  /** Embeds a batch of chunk texts with the space's model. Called once per batch, never for a chunk the space holds with its current text. */
+  embed: EmbedTexts
+  /** Chunks per `embed` call and per write, 1..10,000. Default 256. */
+  batchSize?: number
+  /** At most this many chunks a second (the backfill sleeps between batches). Default: no limit. */
+  maxChunksPerSecond?: number
+  /** Stops between batches (what is written stays: the next call resumes from it). */
+  signal?: AbortSignal
+  /** After each batch: chunks embedded by this call, and how many remained before it. */
+  onProgress?: (progress: { embedded: number; batches: number; pendingBefore: number }) => void
+  /** Build the tenant's own HNSW index in the space when it holds more than `ownIndexAbove` chunks (the owner's right). Default true. */
+  buildIndex?: boolean
+  /** The size above which the tenant gets its own index in the space. Default 5,000 (`DEFAULT_OWN_INDEX_ABOVE`). */
+  ownIndexAbove?: number
+  /** Switch the tenant once the backfill caught up (retried when writes arrived meanwhile). Default false. */
+  switch?: boolean
+}
+
+/** What {@link PgVectorStore.migrateTenant} did. */
+export interface MigrateTenantResult {
+  /** Chunks embedded and written by this call (resumed work not counted twice). */
+  embedded: number
+  /** Calls to `embed`. */
+  batches: number
+  /** Chunks the target held that the active space no longer has, deleted. */
+  deleted: number
+  /** Chunks whose metadata changed since they were embedded, brought over without embedding. */
+  metadataSynced: number
+  /** Whether the tenant's own index was built in the target. */
+  indexBuilt: boolean
+  /** Whether the tenant was switched (with `switch: true`). */
+  switched: boolean
+}
+
+interface BackfillContext {
+  db: Database
+  tables: SpaceTables
+  tenantId: string
+  from: ResolvedStoreConfig
+  to: { readonly config: ResolvedStoreConfig }
+  options: MigrateTenantOptions
+  createTenantIndex: (options: IndexBuildOptions) => Promise<IndexBuildResult>
+}
+
+interface PendingRow {
+  document_id: string
+  chunk_index: number
+  content: string
+  metadata: string
+}
+
+/**
+ * The backfill: batches of the tenant's chunks that the target lacks with their current text, in
+ * key order, each embedded by the app's `embed` and written in one statement (an upsert, so a
+ * chunk re-written since is replaced whole). There is no checkpoint to lose: the target is the
+ * checkpoint — after a crash, a deploy or an abort the next call finds only what is still missing,
+ * and a chunk changed while its batch was embedded is found again by the next pass. Deletions and
+ * metadata-only changes are brought over without embedding. Ends when nothing is missing.
+ */
+export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantResult> {
+  const { db, tenantId, options } = ctx
+  const batchSize = assertIntegerIn(options.batchSize ?? 256, 1, 10_000, 'migrateTenant: batchSize')
+  const rate = options.maxChunksPerSecond
+  if (rate !== undefined && (typeof rate !== 'number' || !(rate > 0)))
+    throw new InvalidArgumentError('migrateTenant: maxChunksPerSecond must be a positive number')
+  const ownIndexAbove = assertIntegerIn(options.ownIndexAbove ?? DEFAULT_OWN_INDEX_ABOVE, 0, 1_000_000_000, 'migrateTenant: ownIndexAbove')
+  const to = ctx.to.config
+  const diff = spaceDiff(ctx.from, to)
+  const run = <R>(text: string, params: unknown[]) => db.executeQuery<R>(CompiledQuery.raw(text, [tenantId, ...params]))
+  const result: MigrateTenantResult = { embedded: 0, batches: 0, deleted: 0, metadataSynced: 0, indexBuilt: false, switched: false }
+  const started = Date.now()
+  for (;;) {
+    options.signal?.throwIfAborted()
+    const { rows } = await run<PendingRow>(diff.pending, [batchSize])
+    if (rows.length === 0) break
+    const texts = rows.map((r) => r.content)
+    const vectors = await options.embed(texts)
+    if (!Array.isArray(vectors) || vectors.length !== texts.length) {
+      throw new InvalidArgumentError(
+        `migrateTenant: embed returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${texts.length} texts`,
+      )
+    }
+    const literals = vectors.map((v, i) =>
+      toVectorLiteral(
+        assertEmbedding(v, to.dimensions, to.distance, `migrateTenant: embed's vector ${i} for "${to.table}"`, to.vectorType),
+      ),
+    )
+    await run(diff.upsert, [rows.map((r) => r.document_id), rows.map((r) => r.chunk_index), texts, rows.map((r) => r.metadata), literals])
+    await run(
+      `update ${ctx.tables.tenants} set embedded = embedded + $2, embed_calls = embed_calls + 1, updated_at = now() where tenant_id = $1`,
+      [rows.length],
+    )
+    result.embedded += rows.length
+    result.batches += 1
+    options.onProgress?.({ embedded: result.embedded, batches: result.batches, pendingBefore: rows.length })
+    if (rate !== undefined) {
+      const due = started + (result.embedded / rate) * 1000
+      if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()))
+    }
+  }
+  result.deleted = (await run<{ n: number }>(diff.deleteGone, [])).rows[0]?.n ?? 0
+  result.metadataSynced = (await run<{ n: number }>(diff.syncMetadata, [])).rows[0]?.n ?? 0
+  const { rows: size } = await run<{ n: number }>(`select count(*)::int as n from ${to.qualified} where tenant_id = $1`, [])
+  if (options.buildIndex !== false && (size[0]?.n ?? 0) > ownIndexAbove) {
+    await ctx.createTenantIndex({})
+    result.indexBuilt = true
+  }
+  await run(`update ${ctx.tables.tenants} set state = 'ready', updated_at = now() where tenant_id = $1 and state = 'backfilling'`, [])
+  return result
+}

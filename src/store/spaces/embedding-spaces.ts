@@ -1,0 +1,487 @@
+import { CompiledQuery, sql } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { scopedHandle } from '../../db/security/scoped-handle.js'
+import { EmbeddingSpaceError, InvalidArgumentError, MigrationRequiredError, SchemaMismatchError } from '../../errors.js'
+import type { ReplicaSet, WriteJournal } from '../../replicas/index.js'
+import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
+import type { PgVectorStoreConfig, ResolvedStoreConfig } from '../config/index.js'
+import { assertId } from '../ingest/index.js'
+import { dropStore, grantStore } from '../schema/index.js'
+import type { TenantStore } from '../tenant/index.js'
+import type { IndexBuildOptions, IndexBuildResult } from '../schema/index.js'
+import { quoteQualified } from '../../sql/quote.js'
+import { listSpaces, spaceCatalogDdl, spaceCatalogGrants, spaceGuardTrigger, SPACE_MAINTENANCE_SETTING } from './space-catalog.js'
+import {
+  assertSpaceName,
+  DEFAULT_SPACE,
+  spaceStoreConfig,
+  spaceTableName,
+  spaceTables,
+  type EmbeddingSpace,
+  type EmbeddingSpaceConfig,
+} from './space-config.js'
+import { spaceDiff } from './space-diff.js'
+import { runBackfill, type MigrateTenantOptions, type MigrateTenantResult } from './backfill.js'
+
+/** A tenant's place among the spaces: what it searches, what it migrates to, what it can roll back to. */
+export interface TenantSpaceState {
+  tenantId: string
+  /** The space its searches and writes use. */
+  active: string
+  /** The space a migration is filling, if one is under way. */
+  target: string | null
+  /** The space it searched before its last switch (kept for `rollbackTenant` until released). */
+  previous: string | null
+  state: 'active' | 'backfilling' | 'ready' | 'switched' | 'rolled_back'
+}
+
+/** {@link PgVectorStore.migrationStatus}: the state, the progress and an estimate of what is left. */
+export interface MigrationStatus extends TenantSpaceState {
+  /** Chunks the tenant has in its active space. */
+  total: number
+  /** Of them, chunks the target holds with the same content (0 without a target). */
+  embedded: number
+  /** `total - embedded`: chunks still to embed before the switch. */
+  pending: number
+  /** Chunks embedded and calls to `embed` since the migration started (counted by the backfill). */
+  embeddedSinceStart: number
+  embedCalls: number
+  startedAt: Date | null
+  updatedAt: Date
+  /** The backfill's rate since it started, and the seconds left at that rate (null before any batch). */
+  chunksPerSecond: number | null
+  etaSeconds: number | null
+}
+
+/** What the spaces module needs of a space's store (a `PgVectorStore`). */
+export interface SpaceStore {
+  readonly config: ResolvedStoreConfig
+  forTenant(tenantId: string): TenantStore
+  createTenantIndex(tenantId: string, options?: IndexBuildOptions): Promise<IndexBuildResult>
+  close(): Promise<void>
+}
+
+/** What the spaces module needs of its store. */
+export interface SpacesHost<S extends SpaceStore = SpaceStore> {
+  /** The store's handle for its own work (under `rls`, scoped to every tenant). */
+  db: Database
+  /** The handle as the app gave it (sibling stores open on it). */
+  raw: Database
+  config: ResolvedStoreConfig
+  given: PgVectorStoreConfig
+  store: S
+  replicas: ReplicaSet | undefined
+  journal: WriteJournal
+  open: (handle: Database, config: PgVectorStoreConfig) => Promise<S>
+}
+
+interface StateRow {
+  tenant_id: string
+  active: string
+  target: string | null
+  previous: string | null
+  state: TenantSpaceState['state']
+  embedded: string
+  embed_calls: string
+  started_at: Date | null
+  updated_at: Date
+}
+
+/**
+ * A store's embedding spaces: the store's own column (`default`) and the spaces added beside it,
+ * each a table with the same columns and its own vectors, opened as a store of its own (its own
+ * per-tenant indexes, tuning, query sample). Each tenant searches one space; a migration fills
+ * another from the active one's chunks, the switch flips the tenant in one transaction, the
+ * guard on every space's table refuses writes to a space the tenant neither searches nor fills.
+ * Reached through {@link PgVectorStore.addSpace}, `migrateTenant`, `switchTenant`, … (docs/store.md,
+ * "Changing the embedding model").
+ *
+ * ### Examples
+ * ```ts
+ * const spaces = await EmbeddingSpaces.open(host)
+ * const { tenant } = await spaces.activeTenant('acme')
+ * ```
+ */
+export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
+  readonly #host: SpacesHost<S>
+  readonly #stores = new Map<string, Promise<S>>()
+
+  private constructor(host: SpacesHost<S>) {
+    this.#host = host
+  }
+
+  /** The spaces of `host`'s store (nothing is read until a space is used). */
+  static open<S extends SpaceStore>(host: SpacesHost<S>): EmbeddingSpaces<S> {
+    return new EmbeddingSpaces(host)
+  }
+
+  /** The spaces recorded, `default` first. */
+  list(): Promise<EmbeddingSpace[]> {
+    return listSpaces(this.#host.db, this.#host.config)
+  }
+
+  /** The store of one space (`default`: the store itself). */
+  async store(space: string): Promise<S> {
+    assertSpaceName(space)
+    if (space === DEFAULT_SPACE) return this.#host.store
+    let opened = this.#stores.get(space)
+    if (!opened) {
+      opened = this.#openSpace(space)
+      this.#stores.set(space, opened)
+      opened.catch(() => this.#stores.delete(space))
+    }
+    return opened
+  }
+
+  async #openSpace(space: string): Promise<S> {
+    const found = (await this.list()).find((s) => s.name === space)
+    if (!found)
+      throw new EmbeddingSpaceError(
+        `${this.#host.config.qualified} has no embedding space "${space}": the owner adds it with store.addSpace({ name: '${space}', dimensions })`,
+      )
+    return this.#host.open(this.#host.raw, this.#siblingConfig(found))
+  }
+
+  #siblingConfig(space: EmbeddingSpaceConfig | EmbeddingSpace): PgVectorStoreConfig {
+    const config = spaceStoreConfig(this.#host.given, this.#host.config, space)
+    return this.#host.replicas ? { ...config, replicas: this.#host.replicas } : config
+  }
+
+  /** Adds a space (a migration the owner runs): see {@link PgVectorStore.addSpace}. */
+  async add(space: EmbeddingSpaceConfig, options: { runtimeRole?: string } = {}): Promise<EmbeddingSpace> {
+    if (space === null || typeof space !== 'object') throw new InvalidArgumentError('addSpace needs { name, dimensions }')
+    const name = assertSpaceName(space.name, false)
+    if (space.model !== undefined && typeof space.model !== 'string') throw new InvalidArgumentError('addSpace: model must be a string')
+    const { config, db } = this.#host
+    if (config.distributed !== false && config.distributed !== 'auto') {
+      throw new InvalidArgumentError(
+        'addSpace: embedding spaces are not available on a Citus-distributed store yet (their guard is a row trigger)',
+      )
+    }
+    if (!config.migrate) {
+      throw new MigrationRequiredError(
+        `store:${config.qualified}`,
+        `store.addSpace(...) on a store opened by the table's owner`,
+        `adding the embedding space "${name}" is DDL and this store opens with migrate: false`,
+      )
+    }
+    const siblingConfig = this.#siblingConfig(space)
+    // The space's own store first (its table, indexes, tuning, policies), then the bookkeeping and the guards.
+    const sibling = await this.#host.open(this.#host.raw, { ...siblingConfig, migrate: true })
+    const table = spaceTableName(config, name)
+    const tables = spaceTables(config)
+    await db.transaction(async (trx) => {
+      await sql.raw(advisoryXactLock(int32Hash('pgscale.spaces'), [int32Hash(config.qualified)])).execute(trx)
+      for (const s of spaceCatalogDdl(config)) await sql.raw(s).execute(trx)
+      const { rows } = await sql<{ dimensions: number }>`
+        insert into ${sql.raw(tables.spaces)} (name, dimensions, distance, vector_type, model, table_name)
+        values (${name}, ${sibling.config.dimensions}, ${sibling.config.distance}, ${sibling.config.vectorType}, ${space.model ?? null}, ${table})
+        on conflict (name) do update set model = coalesce(excluded.model, ${sql.raw(tables.spaces)}.model)
+        returning dimensions`.execute(trx)
+      if (rows[0]?.dimensions !== sibling.config.dimensions) {
+        throw new SchemaMismatchError(
+          `embedding space "${name}" exists with ${rows[0]?.dimensions} dimensions, not ${sibling.config.dimensions}`,
+        )
+      }
+      for (const s of spaceGuardTrigger(config, config.qualified, DEFAULT_SPACE)) await sql.raw(s).execute(trx)
+      for (const s of spaceGuardTrigger(config, sibling.config.qualified, name)) await sql.raw(s).execute(trx)
+      if (options.runtimeRole !== undefined) {
+        await grantStore(trx, sibling.config, options.runtimeRole)
+        for (const s of spaceCatalogGrants(config, quoteQualified(undefined, options.runtimeRole))) await sql.raw(s).execute(trx)
+      }
+    })
+    this.#stores.set(name, Promise.resolve(sibling))
+    return (await this.list()).find((s) => s.name === name)!
+  }
+
+  /** The tenant's state (a tenant never migrated: `default`, nothing under way). */
+  async state(tenantId: string): Promise<TenantSpaceState> {
+    const row = await this.#stateRow(assertId(tenantId, 'tenant id'))
+    return toState(tenantId, row)
+  }
+
+  /**
+   * The tenant's state row. Without `via`, the catalog is looked at first (a store that never added
+   * a space has no state table); with `via` (a transaction of the spaces' own work, which runs only
+   * once a space exists) nothing else is sent on another connection — PGlite has one.
+   */
+  async #stateRow(tenantId: string, via?: Pick<Database, 'executeQuery'>, lock = ''): Promise<StateRow | undefined> {
+    if (via === undefined && (await this.list()).length === 1) return undefined
+    const { rows } = await (via ?? this.#host.db).executeQuery<StateRow>(
+      CompiledQuery.raw(
+        `select tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at
+        from ${spaceTables(this.#host.config).tenants} where tenant_id = $1 ${lock}`,
+        [tenantId],
+      ),
+    )
+    return rows[0]
+  }
+
+  /** The tenant's active space and a handle on it: see {@link PgVectorStore.activeTenant}. */
+  async activeTenant(tenantId: string): Promise<{ space: string; tenant: TenantStore; store: S }> {
+    const { active } = await this.state(tenantId)
+    const store = await this.store(active)
+    return { space: active, tenant: store.forTenant(tenantId), store }
+  }
+
+  /** Fills `to` with the tenant's chunks: see {@link PgVectorStore.migrateTenant}. */
+  async migrateTenant(tenantId: string, options: MigrateTenantOptions): Promise<MigrateTenantResult> {
+    assertId(tenantId, 'tenant id')
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('migrateTenant needs { to, embed }')
+    const to = assertSpaceName(options.to)
+    if (typeof options.embed !== 'function')
+      throw new InvalidArgumentError('migrateTenant: embed must be a function (texts) => Promise<number[][]>')
+    const target = await this.store(to)
+    const { db, config } = this.#host
+    const tables = spaceTables(config)
+    // Start (or resume) the migration: the state row says where the tenant goes; the chunks
+    // already in the target with their current content are the checkpoint.
+    const { rows } = await db.executeQuery<{ active: string; target: string | null }>(
+      CompiledQuery.raw(
+        `insert into ${tables.tenants} as s (tenant_id, target, state, started_at, updated_at) values ($1, $2, 'backfilling', now(), now())
+         on conflict (tenant_id) do update set
+           target = excluded.target, state = 'backfilling', updated_at = now(),
+           started_at = case when s.target = excluded.target then s.started_at else now() end,
+           embedded = case when s.target = excluded.target then s.embedded else 0 end,
+           embed_calls = case when s.target = excluded.target then s.embed_calls else 0 end
+         where s.active <> excluded.target and (s.target is null or s.target = excluded.target)
+         returning active, target`,
+        [tenantId, to],
+      ),
+    )
+    if (rows.length === 0) {
+      const state = await this.state(tenantId)
+      if (state.active === to) throw new EmbeddingSpaceError(`tenant ${tenantId} already searches "${to}"`)
+      throw new EmbeddingSpaceError(
+        `tenant ${tenantId} is migrating to "${state.target}": finish it (switchTenant) or cancelMigration first`,
+      )
+    }
+    const from = await this.store(rows[0]!.active)
+    const result = await runBackfill({
+      db,
+      tables,
+      tenantId,
+      from: from.config,
+      to: target,
+      options,
+      createTenantIndex: (o) => target.createTenantIndex(tenantId, o),
+    })
+    await this.#host.journal.committed([tenantId], db)
+    if (options.switch) {
+      await this.switchTenant(tenantId, to)
+      return { ...result, switched: true }
+    }
+    return result
+  }
+
+  /** How far the tenant's migration is: see {@link PgVectorStore.migrationStatus}. */
+  async status(tenantId: string): Promise<MigrationStatus> {
+    const state = await this.state(tenantId)
+    const row = await this.#stateRow(tenantId)
+    const from = await this.store(state.active)
+    let total: number
+    let embedded = 0
+    if (state.target) {
+      const to = await this.store(state.target)
+      const { rows } = await this.#host.db.executeQuery<{ total: number; embedded: number }>(
+        CompiledQuery.raw(spaceDiff(from.config, to.config).counts, [tenantId]),
+      )
+      total = rows[0]?.total ?? 0
+      embedded = rows[0]?.embedded ?? 0
+    } else {
+      const { rows } = await this.#host.db.executeQuery<{ n: number }>(
+        CompiledQuery.raw(`select count(*)::int as n from ${from.config.qualified} where tenant_id = $1`, [tenantId]),
+      )
+      total = rows[0]?.n ?? 0
+      embedded = total
+    }
+    const since = Number(row?.embedded ?? 0)
+    const seconds = row?.started_at ? (row.updated_at.getTime() - row.started_at.getTime()) / 1000 : 0
+    const rate = since > 0 && seconds > 0 ? since / seconds : null
+    const pending = total - embedded
+    return {
+      ...state,
+      total,
+      embedded,
+      pending,
+      embeddedSinceStart: since,
+      embedCalls: Number(row?.embed_calls ?? 0),
+      startedAt: row?.started_at ?? null,
+      updatedAt: row?.updated_at ?? new Date(0),
+      chunksPerSecond: rate,
+      etaSeconds: rate ? pending / rate : null,
+    }
+  }
+
+  /** Flips the tenant to `to` in one transaction: see {@link PgVectorStore.switchTenant}. */
+  async switchTenant(tenantId: string, to?: string): Promise<TenantSpaceState> {
+    assertId(tenantId, 'tenant id')
+    if (to !== undefined) assertSpaceName(to)
+    const state = await this.#flip(tenantId, (row) => {
+      const target = to ?? row?.target
+      if (!row || !row.target || row.target !== target) {
+        throw new EmbeddingSpaceError(
+          `tenant ${tenantId} is not migrating${target ? ` to "${target}"` : ''}: store.migrateTenant(${JSON.stringify(tenantId)}, { to, embed }) first`,
+        )
+      }
+      return { to: row.target, state: 'switched' }
+    })
+    return state
+  }
+
+  /** Flips the tenant back to the space it searched before: see {@link PgVectorStore.rollbackTenant}. */
+  async rollbackTenant(tenantId: string): Promise<TenantSpaceState> {
+    assertId(tenantId, 'tenant id')
+    return this.#flip(tenantId, (row) => {
+      if (!row?.previous) throw new EmbeddingSpaceError(`tenant ${tenantId} has no previous space to roll back to`)
+      if (row.target) throw new EmbeddingSpaceError(`tenant ${tenantId} is migrating to "${row.target}": cancelMigration first`)
+      return { to: row.previous, state: 'rolled_back' }
+    })
+  }
+
+  /**
+   * The switch and the rollback: the tenant's state row locked `FOR UPDATE` (writes in flight,
+   * which hold it `FOR KEY SHARE` through the guard, finish first; new ones wait), deletions and
+   * metadata brought over, then — only if no chunk lacks the new space's vector of its current
+   * text — the flip. Under the lock, in one transaction.
+   */
+  async #flip(
+    tenantId: string,
+    decide: (row: StateRow | undefined) => { to: string; state: TenantSpaceState['state'] },
+  ): Promise<TenantSpaceState> {
+    const { db, config } = this.#host
+    const tables = spaceTables(config)
+    const maintenance = scopedHandle(db, { [SPACE_MAINTENANCE_SETTING]: 'on' })
+    // Every space's store opened first: inside the transaction nothing goes to another connection.
+    const spaces = await this.list()
+    const stores = new Map<string, S>()
+    for (const s of spaces) stores.set(s.name, await this.store(s.name))
+    const result = await maintenance.transaction(async (trx) => {
+      const row = await this.#stateRow(tenantId, trx, 'for update')
+      const { to, state } = decide(row)
+      const from = stores.get(row!.active)?.config
+      const into = stores.get(to)?.config
+      if (!from || !into) throw new EmbeddingSpaceError(`no embedding space "${from ? to : row!.active}"`)
+      const diff = spaceDiff(from, into)
+      await trx.executeQuery(CompiledQuery.raw(diff.deleteGone, [tenantId]))
+      await trx.executeQuery(CompiledQuery.raw(diff.syncMetadata, [tenantId]))
+      const { rows } = await trx.executeQuery<{ n: number }>(CompiledQuery.raw(diff.countPending, [tenantId]))
+      const pending = rows[0]?.n ?? 0
+      if (pending > 0) {
+        throw new EmbeddingSpaceError(
+          `tenant ${tenantId}: ${pending} chunk(s) of "${row!.active}" have no vector of their current text in "${to}" (written since the backfill): ` +
+            `run store.migrateTenant(${JSON.stringify(tenantId)}, { to: '${to}', embed }) again — it embeds only those — then switch`,
+          { pending },
+        )
+      }
+      const { rows: flipped } = await trx.executeQuery<StateRow>(
+        CompiledQuery.raw(
+          `update ${tables.tenants} set active = $2, previous = active, target = null, state = $3, switched_at = now(), updated_at = now()
+           where tenant_id = $1
+           returning tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at`,
+          [tenantId, to, state],
+        ),
+      )
+      return toState(tenantId, flipped[0])
+    })
+    await this.#host.journal.committed([tenantId], db)
+    return result
+  }
+
+  /** Stops a migration under way: see {@link PgVectorStore.cancelMigration}. */
+  async cancelMigration(tenantId: string): Promise<TenantSpaceState> {
+    assertId(tenantId, 'tenant id')
+    const { rows } = await this.#host.db.executeQuery<StateRow>(
+      CompiledQuery.raw(
+        `update ${spaceTables(this.#host.config).tenants} set target = null, state = case when previous is null then 'active' else 'switched' end, updated_at = now()
+         where tenant_id = $1 and target is not null
+         returning tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at`,
+        [tenantId],
+      ),
+    )
+    return toState(tenantId, rows[0] ?? (await this.#stateRow(tenantId)))
+  }
+
+  /** Deletes the tenant's chunks in a space it neither searches nor fills: see {@link PgVectorStore.releaseTenantSpace}. */
+  async releaseTenantSpace(tenantId: string, space: string): Promise<number> {
+    assertId(tenantId, 'tenant id')
+    assertSpaceName(space)
+    const store = await this.store(space)
+    const { config } = this.#host
+    const maintenance = scopedHandle(this.#host.db, { [SPACE_MAINTENANCE_SETTING]: 'on' })
+    const deleted = await maintenance.transaction(async (trx) => {
+      const row = await this.#stateRow(tenantId, trx, 'for update')
+      const active = row?.active ?? DEFAULT_SPACE
+      if (active === space || row?.target === space) {
+        throw new EmbeddingSpaceError(
+          `tenant ${tenantId} ${active === space ? 'searches' : 'is migrating to'} "${space}": it cannot be released`,
+        )
+      }
+      const { rows } = await trx.executeQuery<{ n: number }>(
+        CompiledQuery.raw(
+          `with gone as (delete from ${store.config.qualified} where tenant_id = $1 returning 1) select count(*)::int as n from gone`,
+          [tenantId],
+        ),
+      )
+      await trx.executeQuery(
+        CompiledQuery.raw(
+          `update ${spaceTables(config).tenants} set previous = null, updated_at = now() where tenant_id = $1 and previous = $2`,
+          [tenantId, space],
+        ),
+      )
+      return rows[0]?.n ?? 0
+    })
+    await this.#host.journal.committed([tenantId], this.#host.db)
+    return deleted
+  }
+
+  /** Drops a space no tenant uses: see {@link PgVectorStore.dropSpace}. */
+  async dropSpace(space: string): Promise<void> {
+    const name = assertSpaceName(space, false)
+    const store = await this.store(name)
+    const { db, config } = this.#host
+    const tables = spaceTables(config)
+    await db.transaction(async (trx) => {
+      await sql.raw(advisoryXactLock(int32Hash('pgscale.spaces'), [int32Hash(config.qualified)])).execute(trx)
+      const { rows } = await trx.executeQuery<{ tenant_id: string }>(
+        CompiledQuery.raw(`select tenant_id from ${tables.tenants} where $1 in (active, target, previous) order by tenant_id limit 6`, [
+          name,
+        ]),
+      )
+      const { rows: left } = await trx.executeQuery<{ n: number }>(
+        CompiledQuery.raw(`select count(*)::int as n from (select 1 from ${store.config.qualified} limit 1) x`, []),
+      )
+      if (rows.length > 0 || (left[0]?.n ?? 0) > 0) {
+        const who =
+          rows.length > 0
+            ? `tenants ${rows
+                .slice(0, 5)
+                .map((r) => r.tenant_id)
+                .join(', ')}${rows.length > 5 ? ', …' : ''} still use it`
+            : 'it still holds chunks'
+        throw new EmbeddingSpaceError(`embedding space "${name}" cannot be dropped: ${who} (switch them away, then releaseTenantSpace)`)
+      }
+      await dropStore(trx, store.config)
+      await trx.executeQuery(CompiledQuery.raw(`delete from ${tables.spaces} where name = $1`, [name]))
+    })
+    this.#stores.delete(name)
+    await store.close()
+  }
+
+  /** Closes the spaces' stores (their query samples flush). */
+  async close(): Promise<void> {
+    const stores = await Promise.allSettled([...this.#stores.values()])
+    this.#stores.clear()
+    for (const s of stores) if (s.status === 'fulfilled') await s.value.close()
+  }
+}
+
+function toState(tenantId: string, row: StateRow | undefined): TenantSpaceState {
+  return {
+    tenantId,
+    active: row?.active ?? DEFAULT_SPACE,
+    target: row?.target ?? null,
+    previous: row?.previous ?? null,
+    state: row?.state ?? 'active',
+  }
+}

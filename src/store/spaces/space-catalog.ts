@@ -1,0 +1,137 @@
+import { sql, type Kysely } from 'kysely'
+import { rowSecurityDdl } from '../../db/security/row-security.js'
+import type { ResolvedStoreConfig } from '../config/index.js'
+import { DEFAULT_SPACE, spaceTables, type EmbeddingSpace } from './space-config.js'
+
+/** The SQLSTATE the space guard raises: a write to a space the tenant neither searches nor migrates to. */
+export const SPACE_GUARD_SQLSTATE = 'PGS01'
+
+/** The setting pgscale's own maintenance of a space carries (the switch's sync, releasing a tenant's old rows): the guard lets it through. */
+export const SPACE_MAINTENANCE_SETTING = 'pgscale.space_maintenance'
+
+/**
+ * The bookkeeping of a store's embedding spaces, as statements the owner runs once (idempotent):
+ * the spaces table, the tenants' state table (tenant-led, under the store's isolation) and the
+ * guard function. The guard runs before every row written to a space's table — by pgscale, the
+ * app's own SQL or another process — and lets the write through only when the row's tenant
+ * searches that space or is migrating to it; it reads the tenant's state row `FOR KEY SHARE`, so
+ * a switch (which locks the row `FOR UPDATE`) waits for writes in flight and the writes after it
+ * see the new state. A tenant without a state row searches the `default` space.
+ *
+ * ### Examples
+ * ```ts
+ * for (const s of spaceCatalogDdl(config)) await sql.raw(s).execute(owner)
+ * ```
+ */
+export function spaceCatalogDdl(config: ResolvedStoreConfig): string[] {
+  const t = spaceTables(config)
+  return [
+    `create table if not exists ${t.spaces} (
+      name text collate "C" primary key,
+      dimensions integer not null,
+      distance text not null,
+      vector_type text not null,
+      model text,
+      table_name text not null,
+      created_at timestamptz not null default now())`,
+    `create table if not exists ${t.tenants} (
+      tenant_id text collate "C" primary key,
+      active text collate "C" not null default '${DEFAULT_SPACE}',
+      target text collate "C",
+      previous text collate "C",
+      state text not null default 'active',
+      embedded bigint not null default 0,
+      embed_calls bigint not null default 0,
+      started_at timestamptz,
+      updated_at timestamptz not null default now(),
+      switched_at timestamptz)`,
+    ...(config.isolation === 'rls' ? rowSecurityDdl(t.tenants) : []),
+    `create or replace function ${t.guard}() returns trigger language plpgsql as $guard$
+declare
+  tenant text := case when tg_op = 'DELETE' then old.tenant_id else new.tenant_id end;
+  searched text;
+  migrating text;
+begin
+  if current_setting('${SPACE_MAINTENANCE_SETTING}', true) = 'on' then
+    return case when tg_op = 'DELETE' then old else new end;
+  end if;
+  select s.active, s.target into searched, migrating from ${t.tenants} s where s.tenant_id = tenant for key share;
+  if coalesce(searched, '${DEFAULT_SPACE}') = tg_argv[0] or migrating = tg_argv[0] then
+    return case when tg_op = 'DELETE' then old else new end;
+  end if;
+  raise exception using errcode = '${SPACE_GUARD_SQLSTATE}',
+    message = format('tenant %s searches embedding space "%s", not "%s": write it with that space''s model, through store.activeTenant(%L)', tenant, coalesce(searched, '${DEFAULT_SPACE}'), tg_argv[0], tenant);
+end
+$guard$`,
+  ]
+}
+
+/**
+ * The statements that make `table` (a space's chunks table) call the guard on every row written.
+ *
+ * ### Examples
+ * ```ts
+ * for (const s of spaceGuardTrigger(config, '"rag_chunks__v2"', 'v2')) await sql.raw(s).execute(owner)
+ * ```
+ */
+export function spaceGuardTrigger(config: ResolvedStoreConfig, table: string, space: string): string[] {
+  const t = spaceTables(config)
+  return [
+    `drop trigger if exists pgscale_space_guard on ${table}`,
+    `create trigger pgscale_space_guard before insert or update or delete on ${table} for each row execute function ${t.guard}('${space}')`,
+  ]
+}
+
+/** The grants a runtime role needs on the spaces bookkeeping (reads, and the guard's row lock). */
+export function spaceCatalogGrants(config: ResolvedStoreConfig, grantee: string): string[] {
+  const t = spaceTables(config)
+  return [`grant select on ${t.spaces} to ${grantee}`, `grant select, insert, update, delete on ${t.tenants} to ${grantee}`]
+}
+
+/** Whether the store has its spaces bookkeeping (a store that never added a space has none, and no guard). */
+export async function hasSpaceCatalog(db: Kysely<any>, config: ResolvedStoreConfig): Promise<boolean> {
+  const { rows } = await sql<{ present: boolean }>`select to_regclass(${spaceTables(config).spaces}) is not null as present`.execute(db)
+  return rows[0]?.present === true
+}
+
+/**
+ * The spaces recorded for a store (the `default` one first), or just `default` without bookkeeping.
+ *
+ * ### Examples
+ * ```ts
+ * (await listSpaces(db, config)).map((s) => s.name) // ['default', 'v2']
+ * ```
+ */
+export async function listSpaces(db: Kysely<any>, config: ResolvedStoreConfig): Promise<EmbeddingSpace[]> {
+  const base: EmbeddingSpace = {
+    name: DEFAULT_SPACE,
+    dimensions: config.dimensions,
+    distance: config.distance,
+    vectorType: config.vectorType,
+    model: null,
+    table: config.table,
+  }
+  if (!(await hasSpaceCatalog(db, config))) return [base]
+  const { rows } = await sql<{
+    name: string
+    dimensions: number
+    distance: EmbeddingSpace['distance']
+    vector_type: EmbeddingSpace['vectorType']
+    model: string | null
+    table_name: string
+  }>`
+    select name, dimensions, distance, vector_type, model, table_name from ${sql.raw(spaceTables(config).spaces)} order by created_at, name`.execute(
+    db,
+  )
+  return [
+    base,
+    ...rows.map((r) => ({
+      name: r.name,
+      dimensions: r.dimensions,
+      distance: r.distance,
+      vectorType: r.vector_type,
+      model: r.model,
+      table: r.table_name,
+    })),
+  ]
+}

@@ -1,0 +1,57 @@
+import type { ResolvedStoreConfig } from '../config/index.js'
+
+/**
+ * The statements that compare a tenant's chunks in two spaces — `from` (the one it searches) and
+ * `to` (the one it moves to) — and bring `to` in line. A chunk is the same in both when its key
+ * (document, chunk index) and its content are: only then is its `to` vector one of its current
+ * text. Every statement filters `tenant_id = $1` on both tables.
+ */
+export interface SpaceDiff {
+  /** Chunks of `from` whose content `to` lacks (missing, or older text), in key order: `$2` how many. */
+  pending: string
+  /** How many chunks of `from` `to` lacks. */
+  countPending: string
+  /** How many chunks `from` has, and how many `to` holds with the same content. */
+  counts: string
+  /** Deletes from `to` the chunks `from` no longer has; returns how many. */
+  deleteGone: string
+  /** Copies metadata from `from` where the content is the same and the metadata is not; returns how many. */
+  syncMetadata: string
+  /** Writes embedded chunks into `to`: `$2` documents, `$3` chunk indexes, `$4` contents, `$5` metadata (JSON text), `$6` vectors (text). */
+  upsert: string
+}
+
+/**
+ * The diff statements between two spaces' tables.
+ *
+ * ### Examples
+ * ```ts
+ * const diff = spaceDiff(defaultSpaceConfig, v2Config)
+ * await db.executeQuery(CompiledQuery.raw(diff.pending, ['acme', 256]))
+ * ```
+ */
+export function spaceDiff(from: ResolvedStoreConfig, to: ResolvedStoreConfig): SpaceDiff {
+  const a = from.qualified
+  const b = to.qualified
+  const same = `b.tenant_id = $1 and b.document_id = a.document_id and b.chunk_index = a.chunk_index`
+  return {
+    pending: `select a.document_id, a.chunk_index, a.content, a.metadata::text as metadata from ${a} a
+      where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${same} and b.content = a.content)
+      order by a.document_id, a.chunk_index limit $2`,
+    countPending: `select count(*)::int as n from ${a} a
+      where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${same} and b.content = a.content)`,
+    counts: `select (select count(*)::int from ${a} a where a.tenant_id = $1) as total,
+      (select count(*)::int from ${a} a where a.tenant_id = $1 and exists (select 1 from ${b} b where ${same} and b.content = a.content)) as embedded`,
+    deleteGone: `with gone as (delete from ${b} b where b.tenant_id = $1 and not exists (
+        select 1 from ${a} a where a.tenant_id = $1 and a.document_id = b.document_id and a.chunk_index = b.chunk_index) returning 1)
+      select count(*)::int as n from gone`,
+    syncMetadata: `with synced as (update ${b} b set metadata = a.metadata from ${a} a
+        where ${same} and a.tenant_id = $1 and b.content = a.content and b.metadata is distinct from a.metadata returning 1)
+      select count(*)::int as n from synced`,
+    upsert: `insert into ${b} (tenant_id, document_id, chunk_index, content, metadata, embedding)
+      select $1, u.d, u.i, u.c, u.m::jsonb, u.e::${to.vectors.column}
+      from unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) as u(d, i, c, m, e)
+      on conflict (tenant_id, document_id, chunk_index)
+      do update set content = excluded.content, metadata = excluded.metadata, embedding = excluded.embedding`,
+  }
+}
