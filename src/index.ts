@@ -124,6 +124,7 @@ export {
   type MigrateTenantOptions,
   type MigrateTenantResult,
   type MigrationStatus,
+  type SwitchTenantOptions,
   type TenantSpaceState,
 } from './store/index.js'
 export {

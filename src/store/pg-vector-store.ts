@@ -35,6 +35,7 @@ import {
   type MigrateTenantOptions,
   type MigrateTenantResult,
   type MigrationStatus,
+  type SwitchTenantOptions,
   type TenantSpaceState,
 } from './spaces/index.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
@@ -543,17 +544,18 @@ export class PgVectorStore {
   /**
    * Switches the tenant to the space its migration filled, in one transaction: the tenant's state
    * row locked (writes in flight finish first, new ones wait for the switch), deletions and metadata
-   * brought over, and — only if every chunk has the new space's vector of its current text — the
-   * flip; otherwise an {@link EmbeddingSpaceError} with `pending` (run `migrateTenant` again). The
-   * old space is kept, frozen, for {@link rollbackTenant}.
+   * brought over, chunks written since the backfill's last pass embedded (with `embed`, at most
+   * `maxEmbedUnderLock`), and — only if every chunk then has the new space's vector of its current
+   * text — the flip; otherwise an {@link EmbeddingSpaceError} with `pending` (run `migrateTenant`
+   * again). The old space is kept, frozen, for {@link rollbackTenant}.
    *
    * ### Examples
    * ```ts
-   * await store.switchTenant('acme', 'small_256')
+   * await store.switchTenant('acme', 'small_256', { embed: (texts) => model.embed(texts) })
    * ```
    */
-  switchTenant(tenantId: string, to?: string): Promise<TenantSpaceState> {
-    return this.#embeddingSpaces().switchTenant(tenantId, to)
+  switchTenant(tenantId: string, to?: string, options?: SwitchTenantOptions): Promise<TenantSpaceState> {
+    return this.#embeddingSpaces().switchTenant(tenantId, to, options)
   }
 
   /**

@@ -7,7 +7,7 @@ import type { IndexBuildOptions, IndexBuildResult } from '../schema/index.js'
 import { DEFAULT_OWN_INDEX_ABOVE } from '../tuning/index.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
 import type { SpaceTables } from './space-config.js'
-import { spaceDiff } from './space-diff.js'
+import { spaceDiff, type SpaceDiff } from './space-diff.js'
 
 /** The app's embedding function for a space: one vector per text, in order. */
 export type EmbedTexts = (texts: string[]) => Promise<ArrayLike<number>[]>
@@ -60,7 +60,8 @@ interface BackfillContext {
   createTenantIndex: (options: IndexBuildOptions) => Promise<IndexBuildResult>
 }
 
-interface PendingRow {
+/** A chunk the target lacks with its current text (`SpaceDiff.pending`). */
+export interface PendingRow {
   document_id: string
   chunk_index: number
   content: string
@@ -91,19 +92,7 @@ export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantRe
     options.signal?.throwIfAborted()
     const { rows } = await run<PendingRow>(diff.pending, [batchSize])
     if (rows.length === 0) break
-    const texts = rows.map((r) => r.content)
-    const vectors = await options.embed(texts)
-    if (!Array.isArray(vectors) || vectors.length !== texts.length) {
-      throw new InvalidArgumentError(
-        `migrateTenant: embed returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${texts.length} texts`,
-      )
-    }
-    const literals = vectors.map((v, i) =>
-      toVectorLiteral(
-        assertEmbedding(v, to.dimensions, to.distance, `migrateTenant: embed's vector ${i} for "${to.table}"`, to.vectorType),
-      ),
-    )
-    await run(diff.upsert, [rows.map((r) => r.document_id), rows.map((r) => r.chunk_index), texts, rows.map((r) => r.metadata), literals])
+    await embedAndWrite(run, diff, to, rows, options.embed)
     await run(
       `update ${ctx.tables.tenants} set embedded = embedded + $2, embed_calls = embed_calls + 1, updated_at = now() where tenant_id = $1`,
       [rows.length],
@@ -125,4 +114,29 @@ export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantRe
   }
   await run(`update ${ctx.tables.tenants} set state = 'ready', updated_at = now() where tenant_id = $1 and state = 'backfilling'`, [])
   return result
+}
+
+/**
+ * Embeds `rows` with `embed` and writes them into the target in one statement: the vectors checked
+ * first (count, dimensions, finite values — a typed error, nothing written), then the upsert.
+ * `run` sends a statement with the tenant as `$1`.
+ */
+export async function embedAndWrite(
+  run: (text: string, params: unknown[]) => Promise<unknown>,
+  diff: SpaceDiff,
+  to: ResolvedStoreConfig,
+  rows: readonly PendingRow[],
+  embed: EmbedTexts,
+): Promise<void> {
+  const texts = rows.map((r) => r.content)
+  const vectors = await embed(texts)
+  if (!Array.isArray(vectors) || vectors.length !== texts.length) {
+    throw new InvalidArgumentError(
+      `embed returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${texts.length} texts`,
+    )
+  }
+  const literals = vectors.map((v, i) =>
+    toVectorLiteral(assertEmbedding(v, to.dimensions, to.distance, `embed's vector ${i} for "${to.table}"`, to.vectorType)),
+  )
+  await run(diff.upsert, [rows.map((r) => r.document_id), rows.map((r) => r.chunk_index), texts, rows.map((r) => r.metadata), literals])
 }

@@ -21,7 +21,15 @@ import {
   type EmbeddingSpaceConfig,
 } from './space-config.js'
 import { spaceDiff } from './space-diff.js'
-import { runBackfill, type MigrateTenantOptions, type MigrateTenantResult } from './backfill.js'
+import {
+  embedAndWrite,
+  runBackfill,
+  type EmbedTexts,
+  type MigrateTenantOptions,
+  type MigrateTenantResult,
+  type PendingRow,
+} from './backfill.js'
+import { assertIntegerIn } from '../../util/assert-integer.js'
 
 /** A tenant's place among the spaces: what it searches, what it migrates to, what it can roll back to. */
 export interface TenantSpaceState {
@@ -53,6 +61,18 @@ export interface MigrationStatus extends TenantSpaceState {
   etaSeconds: number | null
 }
 
+/** Options of {@link PgVectorStore.switchTenant}. */
+export interface SwitchTenantOptions {
+  /**
+   * The new space's embed: chunks written since the last backfill pass (at most
+   * `maxEmbedUnderLock` of them) are embedded inside the switch, while the tenant's writes wait;
+   * without it such chunks make the switch refuse (`EmbeddingSpaceError.pending`).
+   */
+  embed?: EmbedTexts
+  /** The most chunks embedded inside the switch's lock, 0..10,000. Default 256. */
+  maxEmbedUnderLock?: number
+}
+
 /** What the spaces module needs of a space's store (a `PgVectorStore`). */
 export interface SpaceStore {
   readonly config: ResolvedStoreConfig
@@ -74,6 +94,9 @@ export interface SpacesHost<S extends SpaceStore = SpaceStore> {
   journal: WriteJournal
   open: (handle: Database, config: PgVectorStoreConfig) => Promise<S>
 }
+
+/** How many times `migrateTenant({ switch: true })` tries to switch while writes keep coming in. */
+const MAX_SWITCH_ATTEMPTS = 8
 
 interface StateRow {
   tenant_id: string
@@ -257,21 +280,36 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
       )
     }
     const from = await this.store(rows[0]!.active)
-    const result = await runBackfill({
-      db,
-      tables,
-      tenantId,
-      from: from.config,
-      to: target,
-      options,
-      createTenantIndex: (o) => target.createTenantIndex(tenantId, o),
-    })
+    const backfill = () =>
+      runBackfill({
+        db,
+        tables,
+        tenantId,
+        from: from.config,
+        to: target,
+        options,
+        createTenantIndex: (o) => target.createTenantIndex(tenantId, o),
+      })
+    let result = await backfill()
     await this.#host.journal.committed([tenantId], db)
-    if (options.switch) {
-      await this.switchTenant(tenantId, to)
-      return { ...result, switched: true }
+    if (!options.switch) return result
+    // Writes keep arriving while the backfill runs: each pass embeds what came meanwhile, and the
+    // switch happens once a pass leaves nothing (checked under the switch's lock).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.switchTenant(tenantId, to, { embed: options.embed, maxEmbedUnderLock: options.batchSize ?? 256 })
+        return { ...result, switched: true }
+      } catch (err) {
+        if (!(err instanceof EmbeddingSpaceError) || err.pending === 0 || attempt >= MAX_SWITCH_ATTEMPTS) throw err
+      }
+      const more = await backfill()
+      result = {
+        ...more,
+        embedded: result.embedded + more.embedded,
+        batches: result.batches + more.batches,
+        deleted: result.deleted + more.deleted,
+      }
     }
-    return result
   }
 
   /** How far the tenant's migration is: see {@link PgVectorStore.migrationStatus}. */
@@ -314,10 +352,14 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
   }
 
   /** Flips the tenant to `to` in one transaction: see {@link PgVectorStore.switchTenant}. */
-  async switchTenant(tenantId: string, to?: string): Promise<TenantSpaceState> {
+  async switchTenant(tenantId: string, to?: string, options: SwitchTenantOptions = {}): Promise<TenantSpaceState> {
     assertId(tenantId, 'tenant id')
     if (to !== undefined) assertSpaceName(to)
-    const state = await this.#flip(tenantId, (row) => {
+    if (options.embed !== undefined && typeof options.embed !== 'function')
+      throw new InvalidArgumentError('switchTenant: embed must be a function')
+    const limit = assertIntegerIn(options.maxEmbedUnderLock ?? 256, 0, 10_000, 'switchTenant: maxEmbedUnderLock')
+    const catchUp = options.embed ? { embed: options.embed, limit } : undefined
+    const state = await this.#flip(tenantId, catchUp, (row) => {
       const target = to ?? row?.target
       if (!row || !row.target || row.target !== target) {
         throw new EmbeddingSpaceError(
@@ -332,7 +374,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
   /** Flips the tenant back to the space it searched before: see {@link PgVectorStore.rollbackTenant}. */
   async rollbackTenant(tenantId: string): Promise<TenantSpaceState> {
     assertId(tenantId, 'tenant id')
-    return this.#flip(tenantId, (row) => {
+    return this.#flip(tenantId, undefined, (row) => {
       if (!row?.previous) throw new EmbeddingSpaceError(`tenant ${tenantId} has no previous space to roll back to`)
       if (row.target) throw new EmbeddingSpaceError(`tenant ${tenantId} is migrating to "${row.target}": cancelMigration first`)
       return { to: row.previous, state: 'rolled_back' }
@@ -347,6 +389,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
    */
   async #flip(
     tenantId: string,
+    catchUp: { embed: EmbedTexts; limit: number } | undefined,
     decide: (row: StateRow | undefined) => { to: string; state: TenantSpaceState['state'] },
   ): Promise<TenantSpaceState> {
     const { db, config } = this.#host
@@ -365,6 +408,12 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
       const diff = spaceDiff(from, into)
       await trx.executeQuery(CompiledQuery.raw(diff.deleteGone, [tenantId]))
       await trx.executeQuery(CompiledQuery.raw(diff.syncMetadata, [tenantId]))
+      const run = (text: string, params: unknown[]) => trx.executeQuery(CompiledQuery.raw(text, [tenantId, ...params]))
+      if (catchUp && catchUp.limit > 0) {
+        // The few chunks written since the last pass, embedded under the lock (writes wait meanwhile).
+        const { rows: late } = await trx.executeQuery<PendingRow>(CompiledQuery.raw(diff.pending, [tenantId, catchUp.limit + 1]))
+        if (late.length > 0 && late.length <= catchUp.limit) await embedAndWrite(run, diff, into, late, catchUp.embed)
+      }
       const { rows } = await trx.executeQuery<{ n: number }>(CompiledQuery.raw(diff.countPending, [tenantId]))
       const pending = rows[0]?.n ?? 0
       if (pending > 0) {
