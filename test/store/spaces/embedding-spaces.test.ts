@@ -10,6 +10,7 @@ import {
   type SearchResult,
   type TenantStore,
 } from '../../../src/index.js'
+import { useRuntimeRole } from '../../support/runtime-role.js'
 import { useTestDatabase } from '../../support/test-database.js'
 
 /**
@@ -19,6 +20,7 @@ import { useTestDatabase } from '../../support/test-database.js'
  * from the database, compared with a model computed in the test (the embed function is the test's).
  */
 const t = useTestDatabase()
+const app = useRuntimeRole(t, 'sp_rt')
 const DIM = 8
 const NEW_DIM = 4
 
@@ -213,5 +215,49 @@ describe('embedding spaces: add, backfill, switch, roll back, release, drop', ()
     await expect(store.switchTenant('acme', 'other')).rejects.toThrow(/not migrating to "other"/)
     expect(await store.cancelMigration('acme')).toMatchObject({ active: 'default', target: null, state: 'active' })
     await store.close()
+  })
+
+  it("under isolation 'rls', as a DML-only runtime role: migrate, switch and search one tenant; no row of another is seen or written", async () => {
+    const config = { table: 'sp_rls', dimensions: DIM, isolation: 'rls' as const }
+    await app.create()
+    await PgVectorStore.migration(config, { runtimeRole: app.name }).up(t.db)
+    const owner = await PgVectorStore.open(t.db, config)
+    await owner.addSpace({ name: 'v2', dimensions: NEW_DIM }, { runtimeRole: app.name })
+    await owner.close()
+    // Row-level security on the space's table and on the tenants' state, as on the store's.
+    const { rows: protectedTables } = await sql<{ name: string }>`
+      select relname as name from pg_class where relname in ('sp_rls__v2', 'sp_rls_tenant_spaces') and relrowsecurity order by 1`.execute(
+      t.db,
+    )
+    expect(protectedTables.map((r) => r.name)).toEqual(['sp_rls__v2', 'sp_rls_tenant_spaces'])
+
+    await app.as(async (db) => {
+      const store = await PgVectorStore.open(db, { ...config, migrate: false })
+      await fill(store.forTenant('acme'), 4, 2)
+      await fill(store.forTenant('beta'), 3, 2, 'beta-doc')
+      await expect(store.addSpace({ name: 'v3', dimensions: NEW_DIM })).rejects.toThrow(/migrate: false/)
+      const result = await store.migrateTenant('acme', { to: 'v2', embed: embedNew([]), switch: true })
+      expect(result).toMatchObject({ embedded: 8, switched: true })
+      const { tenant } = await store.activeTenant('acme')
+      const hits = await tenant.search(newModel('doc-1 part 0 v0'), { k: 20 })
+      expect(hits.map((h) => h.documentId).sort()).toEqual(['doc-0', 'doc-0', 'doc-1', 'doc-1', 'doc-2', 'doc-2', 'doc-3', 'doc-3'])
+      // The app's own SQL as the role: the tenant it sets sees only its rows, and the guard holds.
+      const seen = await db.transaction(async (trx) => {
+        await sql`select set_config('pgscale.tenant_id', 'beta', true)`.execute(trx)
+        return (await sql<{ n: number }>`select count(*)::int as n from sp_rls__v2`.execute(trx)).rows[0]!.n
+      })
+      expect(seen).toBe(0)
+      const write = db.transaction(async (trx) => {
+        await sql`select set_config('pgscale.tenant_id', 'acme', true)`.execute(trx)
+        await sql`insert into sp_rls (tenant_id, document_id, chunk_index, content, embedding) values ('acme', 'sneak', 0, 'x', ${asVectorText(oldModel('x'))}::vector)`.execute(
+          trx,
+        )
+      })
+      await expect(write).rejects.toBeInstanceOf(EmbeddingSpaceError)
+      expect((await store.migrationStatus('beta')).active).toBe('default')
+      await store.close()
+    })
+    await expectSpaceMatches('sp_rls', 'sp_rls__v2', 'acme')
+    expect(await rowsOf('sp_rls__v2', 'beta')).toEqual([])
   })
 })
