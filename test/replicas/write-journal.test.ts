@@ -87,6 +87,25 @@ async function spendRollup(table: string, replicas?: ReplicaSet): Promise<Monthl
   })
 }
 
+/**
+ * Waits until the standby has replayed everything written so far, up to the insert position the
+ * journal notes (a commit with synchronous_commit on flushes it), so that a read of it misses only
+ * what comes next.
+ */
+async function caughtUp(): Promise<void> {
+  const target = (await sql<{ l: string }>`select pg_current_wal_insert_lsn()::text as l`.execute(db)).rows[0]!.l
+  await db.transaction(async (trx) => {
+    await sql`set local synchronous_commit = on`.execute(trx)
+    await sql`select pg_current_xact_id()`.execute(trx)
+  })
+  for (let i = 0; i < 400; i++) {
+    const { rows } = await sql<{ ok: boolean }>`select pg_last_wal_replay_lsn() >= ${target}::pg_lsn as ok`.execute(node)
+    if (rows[0]?.ok) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`the standby did not replay up to ${target} in 10 s`)
+}
+
 /** Runs `fn` with the standby's replay paused, resumed afterwards whatever happens. */
 async function paused<T>(fn: () => Promise<T>): Promise<T> {
   await pause()
@@ -138,7 +157,9 @@ const TENANT_WRITES: Record<string, TenantWrite> = {
 /** The tenant handle's methods that only read (routed to replicas). */
 const TENANT_READS = ['tenantId', 'search', 'exactSearch', 'maxMarginalRelevanceSearch', 'hybridSearch', 'find', 'count', 'getChunks']
 /** The store's: writes of tenants' rows, and the rest (DDL, tuning, reports on the primary; no tenant row changes). */
-const STORE_WRITES = ['bulkIngest']
+const STORE_WRITES = ['bulkIngest', 'migrateTenant', 'switchTenant', 'rollbackTenant', 'releaseTenantSpace']
+/** The embedding spaces': DDL, state without rows (cancelMigration changes no answer), reads of the primary's state. */
+const STORE_SPACES = ['addSpace', 'dropSpace', 'listSpaces', 'activeTenant', 'migrationStatus', 'cancelMigration']
 const STORE_OTHERS = ['forTenant', 'createIndex', 'createTenantIndex', 'optimize', 'tenantTuning', 'measureRecall', 'recallReport']
 const STORE_MORE = ['flushQuerySample', 'close', 'consistencyToken', 'replicaStats', 'createMetadataIndex', 'stats']
 /** The rollup's: writes of buckets or dirty keys (each has a case below), and the rest. */
@@ -155,7 +176,7 @@ describe('the write journal: every write path is noted for read-your-writes', ()
     // A failure here: a method was added. If it writes, it must end in the journal (TenantStore's
     // #wrote, the rollup's ctx.wrote) and get a case in TENANT_WRITES / the rollup tests below.
     expect(methods(TenantStore)).toEqual([...TENANT_READS, ...Object.keys(TENANT_WRITES)].sort())
-    expect(methods(PgVectorStore)).toEqual([...STORE_WRITES, ...STORE_OTHERS, ...STORE_MORE].sort())
+    expect(methods(PgVectorStore)).toEqual([...STORE_WRITES, ...STORE_OTHERS, ...STORE_MORE, ...STORE_SPACES].sort())
     expect(methods(MonthlyRollup)).toEqual([...ROLLUP_WRITES, ...ROLLUP_OTHERS, ...ROLLUP_READS].sort())
   })
 
@@ -171,6 +192,32 @@ describe('the write journal: every write path is noted for read-your-writes', ()
     }
     await store.close()
   })
+
+  needsLocal(
+    'an embedding-space migration, its switch and a rollback are noted: the space searched answers at once with replay paused',
+    async () => {
+      const { store } = await open()
+      await store.addSpace({ name: 'v2', dimensions: 2 })
+      const texts = ['alpha', 'beta', 'gamma']
+      await store.forTenant('sp').replaceDocument(
+        'd',
+        texts.map((content, i) => ({ content, embedding: axisVector(DIM, i) })),
+      )
+      const twoD = (text: string) => [1, texts.indexOf(text) + 1]
+      await caughtUp()
+      await paused(async () => {
+        await store.migrateTenant('sp', { to: 'v2', embed: async (batch) => batch.map(twoD), switch: true })
+        const { space, tenant } = await store.activeTenant('sp')
+        expect(space).toBe('v2')
+        expect((await tenant.search(twoD('gamma'), { k: 3 })).map((h) => h.content)).toEqual(['gamma', 'beta', 'alpha'])
+        await store.rollbackTenant('sp')
+        const back = await store.activeTenant('sp')
+        expect(back.space).toBe('default')
+        expect((await back.tenant.search(axisVector(DIM, 1), { k: 1 }))[0]?.content).toBe('beta')
+      })
+      await store.close()
+    },
+  )
 
   needsLocal('store.bulkIngest notes each tenant it wrote: the next read sees the rows, the token covers them', async () => {
     const { replicas, store } = await open()
