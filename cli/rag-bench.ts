@@ -13,6 +13,7 @@ import { chartLibrary, renderChart } from '../bench/report/charts.js'
 import { ragLoad } from './rag-load.js'
 import { ragPlanning } from './rag-planning.js'
 import { ragRls } from './rag-rls.js'
+import { ragMigrate } from './rag-migrate.js'
 import { ragQuantization } from './rag-quantization.js'
 import { ragFilters } from './rag-filters.js'
 import { compare } from './compare.js'
@@ -25,7 +26,7 @@ export function ragBenchCommand(): Command {
   return addCommonOptions(
     new Command('rag-bench')
       .description(
-        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder; `rag-bench planning --help`: the planning cost of tenant indexes; `rag-bench quantization --help`: halfvec and binary quantization side by side; `rag-bench filters --help`: recall and latency under metadata filters; `rag-bench rls --help`: what row-level security costs a search; `rag-bench compare --help`: two reports side by side, a CI gate.',
+        'Seed clustered embeddings for your shape of tenants and measure pgvector: ingest, HNSW builds, recall@10, plans, latency, hybrid search and writes. `rag-bench load --help`: the concurrency ladder; `rag-bench planning --help`: the planning cost of tenant indexes; `rag-bench quantization --help`: halfvec and binary quantization side by side; `rag-bench filters --help`: recall and latency under metadata filters; `rag-bench rls --help`: what row-level security costs a search; `rag-bench migrate --help`: changing the embedding model of every tenant under load; `rag-bench compare --help`: two reports side by side, a CI gate.',
       )
       .option('--chunks <n>', 'chunks in all (default 20000; a --tenant-mix with sizes sets it)')
       .option('--tenants <n>', 'tenants of equal size (default 20)')
@@ -68,6 +69,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'load') return ragLoad(argv.slice(1))
   if (argv[0] === 'planning') return ragPlanning(argv.slice(1))
   if (argv[0] === 'rls') return ragRls(argv.slice(1))
+  if (argv[0] === 'migrate') return ragMigrate(argv.slice(1))
   if (argv[0] === 'quantization') return ragQuantization(argv.slice(1))
   if (argv[0] === 'filters') return ragFilters(argv.slice(1))
   if (argv[0] === 'compare') return compare('rag-bench', argv.slice(1))

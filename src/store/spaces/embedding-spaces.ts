@@ -128,6 +128,8 @@ interface StateRow {
 export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
   readonly #host: SpacesHost<S>
   readonly #stores = new Map<string, Promise<S>>()
+  /** Whether the bookkeeping is known to exist (it is never dropped while the store is open): the tenant's state is then one read. */
+  #catalog = false
 
   private constructor(host: SpacesHost<S>) {
     this.#host = host
@@ -229,7 +231,10 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
    * once a space exists) nothing else is sent on another connection — PGlite has one.
    */
   async #stateRow(tenantId: string, via?: Pick<Database, 'executeQuery'>, lock = ''): Promise<StateRow | undefined> {
-    if (via === undefined && (await this.list()).length === 1) return undefined
+    if (via === undefined && !this.#catalog) {
+      if ((await this.list()).length === 1) return undefined
+      this.#catalog = true
+    }
     const { rows } = await (via ?? this.#host.db).executeQuery<StateRow>(
       CompiledQuery.raw(
         `select tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at

@@ -1,0 +1,84 @@
+import { Command } from 'commander'
+import { measureModelMigration } from '../bench/rag/migrate/model-migration.js'
+import { machineInfo } from '../bench/report/machine.js'
+import { renderTable } from '../bench/report/table.js'
+import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+
+interface MigrateCliOptions extends CommonOptions {
+  chunks: number
+  tenants: number
+  dim: number
+  toDim: number
+  searchers: number
+  batch: number
+  phaseSeconds: number
+}
+
+/** Builds the `rag-bench migrate` command (commander wiring only; the work is in bench/rag/migrate). */
+export function ragMigrateCommand(): Command {
+  return addConnectionOptions(
+    new Command('rag-bench migrate')
+      .description(
+        'Change the embedding model of every tenant under load: a space of --to-dim dimensions added, every tenant backfilled and switched while clients search and write; every answer checked, search latency before/during/after, backfill rate, switch time, a killed backfill resumed, a rollback, disk.',
+      )
+      .option('--chunks <n>', 'chunks in all', positiveInt('--chunks', 100_000_000), 100_000)
+      .option('--tenants <n>', 'tenants of equal size', positiveInt('--tenants', 100_000), 100)
+      .option('--dim <n>', 'dimensions of the current model', positiveInt('--dim', 2000), 384)
+      .option('--to-dim <n>', 'dimensions of the new model', positiveInt('--to-dim', 2000), 256)
+      .option('--searchers <n>', 'concurrent search clients', positiveInt('--searchers', 64), 4)
+      .option('--batch <n>', 'chunks per embed call', positiveInt('--batch', 10_000), 512)
+      .option('--phase-seconds <n>', 'seconds of searches before and after the migration', positiveInt('--phase-seconds', 3600), 10),
+    'auto',
+  )
+}
+
+/**
+ * Runs `rag-bench migrate` with `argv` (after `migrate`); resolves to the exit code.
+ *
+ * ### Examples
+ * ```ts
+ * await ragMigrate(['--chunks', '20000', '--tenants', '20', '--json', '-'])
+ * ```
+ */
+export async function ragMigrate(argv: readonly string[]): Promise<number> {
+  const program = ragMigrateCommand()
+  return runCli(program, argv, async (onInterrupt) => {
+    const o = program.opts<MigrateCliOptions>()
+    const log = (line: string) => process.stderr.write(`[rag-bench migrate] ${line}\n`)
+    const provisioned = await provisionFor(o, log)
+    onInterrupt(() => provisioned.stop())
+    try {
+      const result = await measureModelMigration(provisioned.db, o, log)
+      const report = { machine: machineInfo(), server: provisioned.info, options: o, ...result }
+      if (o.json !== '-') {
+        const ms = (x: number) => x.toFixed(2)
+        console.log(
+          renderTable(
+            ['searches', 'count', 'p50 ms', 'p95 ms', 'activeTenant p50 ms'],
+            (['before', 'during', 'after'] as const).map((p) => {
+              const f = result.phases[p]
+              return [p, String(f.searches), ms(f.search.p50), ms(f.search.p95), ms(f.activeTenant.p50)]
+            }),
+          ),
+        )
+        const b = result.backfill
+        console.log(`search p95 during ÷ before: ${result.p95DuringOverBefore.toFixed(2)}×`)
+        console.log(
+          `backfill: ${b.chunks.toLocaleString('en-US')} chunks in ${b.seconds.toFixed(1)} s = ${Math.round(b.chunksPerSecond).toLocaleString('en-US')} chunks/s (embed ${b.embedSeconds.toFixed(1)} s of it, ${b.embedCalls} calls)`,
+        )
+        console.log(
+          `switch: ${result.switches.count} tenants, p50 ${ms(result.switches.ms.p50)} ms, p95 ${ms(result.switches.ms.p95)} ms, p99 ${ms(result.switches.ms.p99)} ms`,
+        )
+        console.log(`checks: ${JSON.stringify(result.checks)}; writes: ${JSON.stringify(result.writes)}`)
+        console.log(`resume: ${JSON.stringify(result.resume)}; rollback: ${JSON.stringify(result.rollback)}`)
+        console.log(
+          `disk (bytes): before ${JSON.stringify(result.disk.before)}; after ${JSON.stringify(result.disk.after)}; after release ${JSON.stringify(result.disk.afterRelease)}`,
+        )
+        console.log(`method: ${result.method}`)
+      }
+      writeJson(o.json, report)
+    } finally {
+      await provisioned.stop()
+    }
+  })
+}
