@@ -57,19 +57,88 @@ export function hashEmbedding(text: string, dims: number): number[] {
 
 const TABLE = 'rag_migrate'
 
+type Phase = 'before' | 'during' | 'after'
+type Queries = Map<string, { old: Float32Array[]; text: string[] }>
+type Checks = ModelMigrationReport['checks']
+
+/** What the phases share: the store, the tenants, their queries, and the embed of the new space. */
+interface Bench {
+  db: Database
+  store: PgVectorStore
+  o: ModelMigrationOptions
+  ids: string[]
+  perTenant: number
+  queries: Queries
+  embed: (texts: string[]) => Promise<number[][]>
+  embedStats: { seconds: number; calls: number }
+  log: (line: string) => void
+}
+
 /**
  * Every tenant of a seeded corpus moved from a `dim`-wide space to a `toDim`-wide one while
  * `searchers` clients search and one client writes: searches timed before, during and after; each
  * answer checked (the tenant's documents only, vectors of the space the tenant searched, never
  * empty); the writer's completed writes checked at the end (in the space its tenant searches); one
- * migration killed mid-way and resumed (no chunk embedded twice); one tenant rolled back (its old
- * answers exactly); table and index sizes before, after, and after the old rows are released.
+ * migration stopped after its first batch and resumed (no chunk embedded twice); one tenant rolled
+ * back (its old answers exactly); table and index sizes before, after, and after the old rows are released.
  */
 export async function measureModelMigration(
   db: Database,
   o: ModelMigrationOptions,
   log: (line: string) => void,
 ): Promise<ModelMigrationReport> {
+  const bench = await prepare(db, o, log)
+  const diskBefore = await sizes(db)
+  const searches = startSearchers(bench)
+  log(`before: ${o.searchers} search clients for ${o.phaseSeconds} s`)
+  await sleep(o.phaseSeconds * 1000)
+  searches.phase = 'during'
+  const rollbackTenant = bench.ids[2]!
+  const rollbackAnswers = await answers(bench.store.forTenant(rollbackTenant), bench.queries.get(rollbackTenant)!.old)
+  const writer = startWriter(bench, rollbackTenant)
+  const resume = await stopAndResume(bench, bench.ids[1]!)
+  const migrated = await migrateAll(bench, [...bench.ids.filter((t) => t !== bench.ids[1] && t !== rollbackTenant), rollbackTenant])
+  const writes = await writer.stop()
+  searches.phase = 'after'
+  log(`after: ${o.searchers} search clients for ${o.phaseSeconds} s`)
+  await sleep(o.phaseSeconds * 1000)
+  const { times, stateTimes, checks } = await searches.stop()
+  const rollback = await rollBack(bench, rollbackTenant, rollbackAnswers)
+  writes.lost = await lostWrites(bench, writer.written)
+  await sql.raw(`analyze ${TABLE}, ${TABLE}__next`).execute(db)
+  const diskAfter = await sizes(db)
+  for (const t of bench.ids) if (t !== rollbackTenant) await bench.store.releaseTenantSpace(t, 'default')
+  await sql.raw(`vacuum ${TABLE}`).execute(db)
+  const diskReleased = await sizes(db)
+  await bench.store.close()
+  await dropAll(db)
+  const [before, during, after] = (['before', 'during', 'after'] as const).map((p) => figures(times[p], stateTimes[p])) as [
+    PhaseFigures,
+    PhaseFigures,
+    PhaseFigures,
+  ]
+  return {
+    phases: { before, during, after },
+    p95DuringOverBefore: during.search.p95 / before.search.p95,
+    backfill: {
+      chunks: migrated.chunks + resume.embeddedBeforeCrash + resume.embeddedAfterResume,
+      seconds: migrated.seconds,
+      chunksPerSecond: migrated.chunks / migrated.seconds,
+      embedSeconds: bench.embedStats.seconds,
+      embedCalls: bench.embedStats.calls,
+    },
+    switches: { count: migrated.switchMs.length, ms: summarize(migrated.switchMs) },
+    writes,
+    checks,
+    resume,
+    rollback: { tenant: rollbackTenant, queries: rollbackAnswers.length, identical: rollback },
+    disk: { before: diskBefore, after: diskAfter, afterRelease: diskReleased },
+    method: methodOf(o, bench.perTenant),
+  }
+}
+
+/** The seeded tenants loaded, tiers applied, the new space added. */
+async function prepare(db: Database, o: ModelMigrationOptions, log: (line: string) => void): Promise<Bench> {
   const perTenant = Math.floor(o.chunks / o.tenants)
   const spec: CorpusSpec = {
     seed: 'migrate-bench',
@@ -85,193 +154,180 @@ export async function measureModelMigration(
   await store.optimize({ targetRecall: null })
   await store.addSpace({ name: 'next', dimensions: o.toDim, model: `hash-${o.toDim}` })
   await sql.raw(`analyze ${TABLE}`).execute(db)
-  const diskBefore = await sizes(db)
-  const embedNew = (texts: string[]) => Promise.resolve(texts.map((t) => hashEmbedding(t, o.toDim)))
-  const queries = new Map(ids.map((t) => [t, { old: queryVectors(spec, t, 20), text: queryTexts(spec, t, 20) }]))
-  const checks = { failedSearches: 0, emptySearches: 0, wrongTenant: 0, wrongSpace: 0, checkedHits: 0 }
+  const queries: Queries = new Map(ids.map((t) => [t, { old: queryVectors(spec, t, 20), text: queryTexts(spec, t, 20) }]))
+  const embedStats = { seconds: 0, calls: 0 }
+  const embed = (texts: string[]) => {
+    const t0 = performance.now()
+    const out = texts.map((t) => hashEmbedding(t, o.toDim))
+    embedStats.seconds += (performance.now() - t0) / 1000
+    embedStats.calls++
+    return Promise.resolve(out)
+  }
+  return { db, store, o, ids, perTenant, queries, embed, embedStats, log }
+}
 
-  // The search clients: a random tenant, its active space, a query of that space's model.
-  let phase: 'before' | 'during' | 'after' = 'before'
-  const times = { before: [] as number[], during: [] as number[], after: [] as number[] }
-  const stateTimes = { before: [] as number[], during: [] as number[], after: [] as number[] }
-  let running = true
+/** The search clients: a random tenant, its active space, a query of that space's model; each answer checked. */
+function startSearchers(b: Bench) {
+  const control = { phase: 'before' as Phase, running: true }
+  const times: Record<Phase, number[]> = { before: [], during: [], after: [] }
+  const stateTimes: Record<Phase, number[]> = { before: [], during: [], after: [] }
+  const checks: Checks = { failedSearches: 0, emptySearches: 0, wrongTenant: 0, wrongSpace: 0, checkedHits: 0 }
   let n = 0
   const searcher = async (seed: number) => {
-    let i = seed
-    while (running) {
+    for (let i = seed; control.running;) {
       i = (i * 1103515245 + 12345) % 2147483648
-      const tenantId = ids[i % ids.length]!
-      const q = queries.get(tenantId)!
+      const tenantId = b.ids[i % b.ids.length]!
+      const q = b.queries.get(tenantId)!
       try {
         const t0 = performance.now()
-        const { space, tenant } = await store.activeTenant(tenantId)
+        const { space, tenant } = await b.store.activeTenant(tenantId)
         const t1 = performance.now()
-        const vector = space === 'next' ? hashEmbedding(q.text[i % 20]!, o.toDim) : q.old[i % 20]!
+        const vector = space === 'next' ? hashEmbedding(q.text[i % 20]!, b.o.toDim) : q.old[i % 20]!
         const hits = await tenant.search(vector, { k: 10, includeEmbedding: n++ % 10 === 0 })
-        const t2 = performance.now()
-        stateTimes[phase].push(t1 - t0)
-        times[phase].push(t2 - t1)
-        check(hits, tenantId, space, o)
+        times[control.phase].push(performance.now() - t1)
+        stateTimes[control.phase].push(t1 - t0)
+        checkHits(checks, hits, tenantId, space, b.o)
       } catch {
         checks.failedSearches++
       }
     }
   }
-  const check = (hits: SearchResult[], tenantId: string, space: string, opts: ModelMigrationOptions) => {
-    if (hits.length === 0) checks.emptySearches++
-    for (const h of hits) {
-      if (!h.documentId.startsWith(`${tenantId}/`)) checks.wrongTenant++
-      if (h.embedding) {
-        checks.checkedHits++
-        const want = space === 'next' ? opts.toDim : opts.dim
-        if (h.embedding.length !== want) checks.wrongSpace++
-        else if (space === 'next' && Math.abs(h.embedding[3]! - Math.fround(hashEmbedding(h.content, opts.toDim)[3]!)) > 1e-6)
-          checks.wrongSpace++
-      }
-    }
-  }
-  const clients = Array.from({ length: o.searchers }, (_, s) => searcher(s + 1))
-  log(`before: ${o.searchers} search clients for ${o.phaseSeconds} s`)
-  await sleep(o.phaseSeconds * 1000)
+  const clients = Array.from({ length: b.o.searchers }, (_, s) => searcher(s + 1))
+  return Object.assign(control, {
+    stop: async () => {
+      control.running = false
+      await Promise.all(clients)
+      return { times, stateTimes, checks }
+    },
+  })
+}
 
-  // During: a writer on the tenants (and its checks), the migration of every tenant.
-  phase = 'during'
-  const written = new Map<string, string>() // document id → content of its latest completed write
+function checkHits(checks: Checks, hits: SearchResult[], tenantId: string, space: string, o: ModelMigrationOptions): void {
+  if (hits.length === 0) checks.emptySearches++
+  for (const h of hits) {
+    if (!h.documentId.startsWith(`${tenantId}/`)) checks.wrongTenant++
+    if (!h.embedding) continue
+    checks.checkedHits++
+    if (h.embedding.length !== (space === 'next' ? o.toDim : o.dim)) checks.wrongSpace++
+    else if (space === 'next' && Math.abs(h.embedding[3]! - Math.fround(hashEmbedding(h.content, o.toDim)[3]!)) > 1e-6) checks.wrongSpace++
+  }
+}
+
+/** One writer: a document of a tenant replaced every 5 ms in the space the tenant searches; refused at a switch, written again there. */
+function startWriter(b: Bench, skip: string) {
+  const written = new Map<string, string>()
   const writes = { completed: 0, refusedThenRewritten: 0, lost: 0 }
+  const tenants = b.ids.filter((t) => t !== skip)
   let writing = true
-  const writable = ids.filter((t) => t !== ids[2])
-  const writer = (async () => {
+  const done = (async () => {
     for (let w = 0; writing; w++) {
-      const tenantId = writable[(w * 7) % writable.length]!
+      const tenantId = tenants[(w * 7) % tenants.length]!
       const doc = `${tenantId}/written-${w % 50}`
       const content = `written ${w} for ${tenantId}`
       for (let attempt = 0; attempt < 3; attempt++) {
-        const { space, tenant } = await store.activeTenant(tenantId)
+        const { space, tenant } = await b.store.activeTenant(tenantId)
+        const embedding = space === 'next' ? hashEmbedding(content, b.o.toDim) : Array.from(b.queries.get(tenantId)!.old[w % 20]!)
         try {
-          await writeOne(tenant, doc, content, space === 'next' ? hashEmbedding(content, o.toDim) : queries.get(tenantId)!.old[w % 20]!)
+          await tenant.replaceDocument(doc, [{ content, embedding }])
           written.set(doc, content)
           writes.completed++
           break
         } catch (err) {
           if (!(err instanceof EmbeddingSpaceError)) throw err
-          writes.refusedThenRewritten++ // the tenant switched between the lookup and the write: told, written again in its space
+          writes.refusedThenRewritten++
         }
       }
       await sleep(5)
     }
   })()
-  const resumeTenant = ids[1]!
-  const rollbackTenant = ids[2]!
-  const rollbackAnswers = await answers(store.forTenant(rollbackTenant), queries.get(rollbackTenant)!.old)
-  let embedSeconds = 0
-  let embedCalls = 0
-  const embeddedTexts = new Map<string, number>()
-  const timedEmbed = async (texts: string[]) => {
-    const t0 = performance.now()
-    const out = await embedNew(texts)
-    embedSeconds += (performance.now() - t0) / 1000
-    embedCalls++
-    return out
-  }
-  // One migration stopped after its first batch (as a deploy would stop it), then resumed by a new call.
-  let calls = 0
-  const crash = new AbortController()
-  const counting = (into: Map<string, number>) => async (texts: string[]) => {
-    for (const t of texts) into.set(t, (into.get(t) ?? 0) + 1)
-    if (++calls === 1) crash.abort()
-    return timedEmbed(texts)
-  }
-  const beforeCrash = new Map<string, number>()
-  await store
-    .migrateTenant(resumeTenant, { to: 'next', embed: counting(beforeCrash), batchSize: o.batch, signal: crash.signal })
-    .catch(() => {})
-  const afterResume = new Map<string, number>()
-  const switchMs: number[] = []
-  const migrated = ids.filter((t) => t !== rollbackTenant)
-  const started = performance.now()
-  const mbar = progress('migrate tenants', migrated.length, { enabled: process.stderr.isTTY, piped: !process.stderr.isTTY })
-  let backfilled = 0
-  for (const [k, tenantId] of [resumeTenant, ...migrated.filter((t) => t !== resumeTenant), rollbackTenant].entries()) {
-    const r = await store.migrateTenant(tenantId, {
-      to: 'next',
-      embed: tenantId === resumeTenant ? counting(afterResume) : timedEmbed,
-      batchSize: o.batch,
-    })
-    backfilled += r.embedded
-    const t0 = performance.now()
-    await store.switchTenant(tenantId, 'next', { embed: timedEmbed })
-    switchMs.push(performance.now() - t0)
-    mbar.update(k + 1)
-  }
-  const backfillSeconds = (performance.now() - started) / 1000
-  mbar.done(`${backfilled.toLocaleString('en-US')} chunks embedded in ${backfillSeconds.toFixed(1)} s`)
-  writing = false
-  await writer
-
-  // After: searches in the new space; the rollback tenant back to its old answers.
-  phase = 'after'
-  log(`after: ${o.searchers} search clients for ${o.phaseSeconds} s`)
-  await sleep(o.phaseSeconds * 1000)
-  running = false
-  await Promise.all(clients)
-  await store.rollbackTenant(rollbackTenant).catch(async (err: unknown) => {
-    // Writes since the switch: the old model embeds them (the way back is a migration too).
-    if (!(err instanceof EmbeddingSpaceError)) throw err
-    await store.migrateTenant(rollbackTenant, {
-      to: 'default',
-      embed: async (texts) => texts.map((_, j) => queries.get(rollbackTenant)!.old[j % 20]!),
-    })
-    await store.switchTenant(rollbackTenant, 'default')
-  })
-  const back = await answers(store.forTenant(rollbackTenant), queries.get(rollbackTenant)!.old)
-  const identical = back.filter((a, i) => a === rollbackAnswers[i]).length
-
-  // Every completed write is in the space its tenant searches now.
-  for (const [doc, content] of written) {
-    const tenantId = doc.split('/')[0]!
-    const { tenant } = await store.activeTenant(tenantId)
-    const [chunk] = await tenant.getChunks([doc])
-    if (chunk?.content !== content) writes.lost++
-  }
-  await sql.raw(`analyze ${TABLE}, ${TABLE}__next`).execute(db)
-  const diskAfter = await sizes(db)
-  for (const t of migrated) await store.releaseTenantSpace(t, 'default')
-  await sql.raw(`vacuum ${TABLE}`).execute(db)
-  const diskReleased = await sizes(db)
-  await store.close()
-  await dropAll(db)
-
-  const before = figures(times.before, stateTimes.before)
-  const during = figures(times.during, stateTimes.during)
-  const after = figures(times.after, stateTimes.after)
-  const twice = [...afterResume.keys()].filter((t) => beforeCrash.has(t)).length
   return {
-    phases: { before, during, after },
-    p95DuringOverBefore: during.search.p95 / before.search.p95,
-    backfill: { chunks: backfilled, seconds: backfillSeconds, chunksPerSecond: backfilled / backfillSeconds, embedSeconds, embedCalls },
-    switches: { count: switchMs.length, ms: summarize(switchMs) },
-    writes,
-    checks,
-    resume: {
-      tenant: resumeTenant,
-      chunks: perTenant,
-      embeddedBeforeCrash: [...beforeCrash.values()].reduce((a, b) => a + b, 0),
-      embeddedAfterResume: [...afterResume.values()].reduce((a, b) => a + b, 0),
-      embeddedTwice: twice,
+    written,
+    stop: async () => {
+      writing = false
+      await done
+      return writes
     },
-    rollback: { tenant: rollbackTenant, queries: rollbackAnswers.length, identical },
-    disk: { before: diskBefore, after: diskAfter, afterRelease: diskReleased },
-    method:
-      `${o.tenants} tenants × ${perTenant} chunks (${o.dim} dims, seeded clusters, fullText off, no query sample), a space of ${o.toDim} dims added; ` +
-      `${o.searchers} search clients (activeTenant then search k 10, a query of the space's model; 1 in 10 with the hits' vectors checked) ` +
-      `for ${o.phaseSeconds} s before, through the whole migration, ${o.phaseSeconds} s after; one writer (replaceDocument every 5 ms, ` +
-      `re-written in the new space when refused at a switch); every tenant migrated one after another (migrateTenant, batches of ${o.batch}, ` +
-      `then switchTenant with embed, timed alone); the embed is a hash of the text (free), its time counted apart`,
   }
 }
 
-async function writeOne(tenant: TenantStore, doc: string, content: string, embedding: ArrayLike<number>): Promise<void> {
-  await tenant.replaceDocument(doc, [{ content, embedding: Array.from(embedding) }])
+/** A migration stopped after its first batch (as a deploy stops it), resumed by a new call: what each embedded. */
+async function stopAndResume(b: Bench, tenantId: string): Promise<ModelMigrationReport['resume']> {
+  const batchSize = Math.max(10, Math.floor(b.perTenant / 10))
+  const stop = new AbortController()
+  const first = new Set<string>()
+  let firstCount = 0
+  await b.store
+    .migrateTenant(tenantId, {
+      to: 'next',
+      batchSize,
+      signal: stop.signal,
+      embed: (texts) => {
+        texts.forEach((t) => first.add(t))
+        firstCount += texts.length
+        stop.abort()
+        return b.embed(texts)
+      },
+    })
+    .catch(() => {})
+  let again = 0
+  let twice = 0
+  await b.store.migrateTenant(tenantId, {
+    to: 'next',
+    batchSize,
+    embed: (texts) => {
+      again += texts.length
+      twice += texts.filter((t) => first.has(t)).length
+      return b.embed(texts)
+    },
+  })
+  await b.store.switchTenant(tenantId, 'next', { embed: b.embed })
+  return { tenant: tenantId, chunks: b.perTenant, embeddedBeforeCrash: firstCount, embeddedAfterResume: again, embeddedTwice: twice }
+}
+
+/** Every tenant migrated, one after another, then switched (the switch timed alone). */
+async function migrateAll(b: Bench, tenants: string[]): Promise<{ chunks: number; seconds: number; switchMs: number[] }> {
+  const switchMs: number[] = []
+  const started = performance.now()
+  const bar = progress('migrate tenants', tenants.length, { enabled: process.stderr.isTTY, piped: !process.stderr.isTTY })
+  let chunks = 0
+  for (const [k, tenantId] of tenants.entries()) {
+    chunks += (await b.store.migrateTenant(tenantId, { to: 'next', embed: b.embed, batchSize: b.o.batch })).embedded
+    const t0 = performance.now()
+    await b.store.switchTenant(tenantId, 'next', { embed: b.embed })
+    switchMs.push(performance.now() - t0)
+    bar.update(k + 1)
+  }
+  const seconds = (performance.now() - started) / 1000
+  bar.done(`${chunks.toLocaleString('en-US')} chunks embedded in ${seconds.toFixed(1)} s`)
+  return { chunks, seconds, switchMs }
+}
+
+/** The tenant switched back: how many of its queries answer exactly as before the migration. */
+async function rollBack(b: Bench, tenantId: string, before: string[]): Promise<number> {
+  await b.store.rollbackTenant(tenantId)
+  const back = await answers(b.store.forTenant(tenantId), b.queries.get(tenantId)!.old)
+  return back.filter((a, i) => a === before[i]).length
+}
+
+/** Completed writes missing from the space their tenant searches now. */
+async function lostWrites(b: Bench, written: Map<string, string>): Promise<number> {
+  let lost = 0
+  for (const [doc, content] of written) {
+    const { tenant } = await b.store.activeTenant(doc.split('/')[0]!)
+    const [chunk] = await tenant.getChunks([doc])
+    if (chunk?.content !== content) lost++
+  }
+  return lost
+}
+
+function methodOf(o: ModelMigrationOptions, perTenant: number): string {
+  return (
+    `${o.tenants} tenants × ${perTenant} chunks (${o.dim} dims, seeded clusters, fullText off, no query sample), a space of ${o.toDim} dims added; ` +
+    `${o.searchers} search clients (activeTenant then search k 10, a query of the space's model; 1 in 10 with the hits' vectors checked) ` +
+    `for ${o.phaseSeconds} s before, through the whole migration, ${o.phaseSeconds} s after; one writer (replaceDocument every 5 ms, ` +
+    `written again in the new space when refused at a switch); every tenant migrated one after another (migrateTenant, batches of ${o.batch}, ` +
+    `then switchTenant with embed, timed alone); the embed is a hash of the text (free), its time counted apart`
+  )
 }
 
 async function answers(tenant: TenantStore, queries: readonly Float32Array[]): Promise<string[]> {
