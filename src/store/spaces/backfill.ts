@@ -1,8 +1,8 @@
 import { CompiledQuery } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
-import type { ResolvedStoreConfig } from '../config/index.js'
-import { assertEmbedding, toVectorLiteral } from '../ingest/index.js'
+import { renderStatements, type ResolvedStoreConfig } from '../config/index.js'
+import { assertEmbedding, ingestRows, toVectorLiteral } from '../ingest/index.js'
 import type { IndexBuildOptions, IndexBuildResult } from '../schema/index.js'
 import { DEFAULT_OWN_INDEX_ABOVE } from '../tuning/index.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
@@ -65,7 +65,7 @@ export interface PendingRow {
   document_id: string
   chunk_index: number
   content: string
-  metadata: string
+  metadata: Record<string, unknown>
 }
 
 /**
@@ -88,11 +88,21 @@ export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantRe
   const run = <R>(text: string, params: unknown[]) => db.executeQuery<R>(CompiledQuery.raw(text, [tenantId, ...params]))
   const result: MigrateTenantResult = { embedded: 0, batches: 0, deleted: 0, metadataSynced: 0, indexBuilt: false, switched: false }
   const started = Date.now()
+  // Passes over the tenant in key order, each batch after the last one's key; a pass that ends
+  // starts again from the first key, and the backfill ends when a whole pass from there finds nothing.
+  let after: PendingRow | undefined
   for (;;) {
     options.signal?.throwIfAborted()
-    const { rows } = await run<PendingRow>(diff.pending, [batchSize])
-    if (rows.length === 0) break
-    await embedAndWrite(run, diff, to, rows, options.embed)
+    const { rows } = after
+      ? await run<PendingRow>(diff.pendingAfter, [batchSize, after.document_id, after.chunk_index])
+      : await run<PendingRow>(diff.pending, [batchSize])
+    if (rows.length === 0) {
+      if (after === undefined) break
+      after = undefined
+      continue
+    }
+    after = rows[rows.length - 1]
+    await embedAndCopy(db, ctx.to.config, tenantId, diff, rows, options.embed)
     await run(
       `update ${ctx.tables.tenants} set embedded = embedded + $2, embed_calls = embed_calls + 1, updated_at = now() where tenant_id = $1`,
       [rows.length],
@@ -116,10 +126,62 @@ export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantRe
   return result
 }
 
+/** The app's vectors for `rows`: one per text, or a typed error before anything is written. */
+async function embedRows(rows: readonly PendingRow[], embed: EmbedTexts): Promise<ArrayLike<number>[]> {
+  const texts = rows.map((r) => r.content)
+  const vectors = await embed(texts)
+  if (!Array.isArray(vectors) || vectors.length !== texts.length) {
+    throw new InvalidArgumentError(
+      `embed returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${texts.length} texts`,
+    )
+  }
+  return vectors
+}
+
 /**
- * Embeds `rows` with `embed` and writes them into the target in one statement: the vectors checked
- * first (count, dimensions, finite values — a typed error, nothing written), then the upsert.
- * `run` sends a statement with the tenant as `$1`.
+ * Embeds a batch and loads it into the target through the store's bulk path (binary COPY where
+ * the handle has it — no vector is formatted as text; batched inserts where it has not), after
+ * deleting the batch's older versions, in one transaction: every row checked first (count,
+ * dimensions, finite values — a typed error, nothing written).
+ */
+export async function embedAndCopy(
+  db: Database,
+  to: ResolvedStoreConfig,
+  tenantId: string,
+  diff: SpaceDiff,
+  rows: readonly PendingRow[],
+  embed: EmbedTexts,
+): Promise<void> {
+  const vectors = await embedRows(rows, embed)
+  const chunks = rows.map((r, i) => ({
+    documentId: r.document_id,
+    chunkIndex: r.chunk_index,
+    content: r.content,
+    metadata: r.metadata,
+    embedding: vectors[i]!,
+  }))
+  await ingestRows(
+    db,
+    {
+      config: to,
+      copySql: renderStatements(to).copyRows,
+      tenantId,
+      prepare: async (trx) => {
+        await trx.executeQuery(
+          CompiledQuery.raw(diff.deleteKeys, [tenantId, rows.map((r) => r.document_id), rows.map((r) => r.chunk_index)]),
+        )
+        return []
+      },
+    },
+    chunks,
+    {},
+  )
+}
+
+/**
+ * Embeds `rows` with `embed` and writes them into the target in one statement (an upsert; for the
+ * few chunks the switch embeds under its lock, inside its transaction). `run` sends a statement
+ * with the tenant as `$1`.
  */
 export async function embedAndWrite(
   run: (text: string, params: unknown[]) => Promise<unknown>,
@@ -128,15 +190,15 @@ export async function embedAndWrite(
   rows: readonly PendingRow[],
   embed: EmbedTexts,
 ): Promise<void> {
-  const texts = rows.map((r) => r.content)
-  const vectors = await embed(texts)
-  if (!Array.isArray(vectors) || vectors.length !== texts.length) {
-    throw new InvalidArgumentError(
-      `embed returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${texts.length} texts`,
-    )
-  }
+  const vectors = await embedRows(rows, embed)
   const literals = vectors.map((v, i) =>
     toVectorLiteral(assertEmbedding(v, to.dimensions, to.distance, `embed's vector ${i} for "${to.table}"`, to.vectorType)),
   )
-  await run(diff.upsert, [rows.map((r) => r.document_id), rows.map((r) => r.chunk_index), texts, rows.map((r) => r.metadata), literals])
+  await run(diff.upsert, [
+    rows.map((r) => r.document_id),
+    rows.map((r) => r.chunk_index),
+    rows.map((r) => r.content),
+    rows.map((r) => JSON.stringify(r.metadata)),
+    literals.join(';'),
+  ])
 }

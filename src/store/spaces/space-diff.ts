@@ -9,6 +9,8 @@ import type { ResolvedStoreConfig } from '../config/index.js'
 export interface SpaceDiff {
   /** Chunks of `from` whose content `to` lacks (missing, or older text), in key order: `$2` how many. */
   pending: string
+  /** The same, after the key (`$3` document, `$4` chunk index): one pass over the tenant is linear. */
+  pendingAfter: string
   /** How many chunks of `from` `to` lacks. */
   countPending: string
   /** How many chunks `from` has, and how many `to` holds with the same content. */
@@ -17,7 +19,9 @@ export interface SpaceDiff {
   deleteGone: string
   /** Copies metadata from `from` where the content is the same and the metadata is not; returns how many. */
   syncMetadata: string
-  /** Writes embedded chunks into `to`: `$2` documents, `$3` chunk indexes, `$4` contents, `$5` metadata (JSON text), `$6` vectors (text). */
+  /** Deletes from `to` the chunks of these keys (`$2` documents, `$3` chunk indexes): a batch's older versions, before its COPY. */
+  deleteKeys: string
+  /** Writes embedded chunks into `to`: `$2` documents, `$3` chunk indexes, `$4` contents, `$5` metadata (JSON text), `$6` the vectors' literals joined by `;` (one text: an array of long literals costs the driver more to escape than the database to write). */
   upsert: string
 }
 
@@ -35,8 +39,12 @@ export function spaceDiff(from: ResolvedStoreConfig, to: ResolvedStoreConfig): S
   const b = to.qualified
   const same = `b.tenant_id = $1 and b.document_id = a.document_id and b.chunk_index = a.chunk_index`
   return {
-    pending: `select a.document_id, a.chunk_index, a.content, a.metadata::text as metadata from ${a} a
+    pending: `select a.document_id, a.chunk_index, a.content, a.metadata from ${a} a
       where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${same} and b.content = a.content)
+      order by a.document_id, a.chunk_index limit $2`,
+    pendingAfter: `select a.document_id, a.chunk_index, a.content, a.metadata from ${a} a
+      where a.tenant_id = $1 and (a.document_id, a.chunk_index) > ($3::text collate "C", $4::int)
+        and not exists (select 1 from ${b} b where ${same} and b.content = a.content)
       order by a.document_id, a.chunk_index limit $2`,
     countPending: `select count(*)::int as n from ${a} a
       where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${same} and b.content = a.content)`,
@@ -48,9 +56,11 @@ export function spaceDiff(from: ResolvedStoreConfig, to: ResolvedStoreConfig): S
     syncMetadata: `with synced as (update ${b} b set metadata = a.metadata from ${a} a
         where ${same} and a.tenant_id = $1 and b.content = a.content and b.metadata is distinct from a.metadata returning 1)
       select count(*)::int as n from synced`,
+    deleteKeys: `delete from ${b} b where b.tenant_id = $1
+      and (b.document_id, b.chunk_index) in (select k.d, k.i from unnest($2::text[], $3::int[]) as k(d, i))`,
     upsert: `insert into ${b} (tenant_id, document_id, chunk_index, content, metadata, embedding)
       select $1, u.d, u.i, u.c, u.m::jsonb, u.e::${to.vectors.column}
-      from unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) as u(d, i, c, m, e)
+      from unnest($2::text[], $3::int[], $4::text[], $5::text[], string_to_array($6, ';')) as u(d, i, c, m, e)
       on conflict (tenant_id, document_id, chunk_index)
       do update set content = excluded.content, metadata = excluded.metadata, embedding = excluded.embedding`,
   }
