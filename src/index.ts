@@ -126,6 +126,13 @@ export {
   type MigrationStatus,
   type SwitchTenantOptions,
   type TenantSpaceState,
+  type CompareSpacesOptions,
+  type SpaceComparison,
+  type SpaceQuality,
+  ndcgAt,
+  overlapAt,
+  rankCorrelation,
+  recallAt,
 } from './store/index.js'
 export {
   DEFAULT_MMR_FETCH_K,

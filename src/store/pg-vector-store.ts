@@ -37,6 +37,8 @@ import {
   type MigrationStatus,
   type SwitchTenantOptions,
   type TenantSpaceState,
+  type CompareSpacesOptions,
+  type SpaceComparison,
 } from './spaces/index.js'
 import { joinTransaction, type AppTransaction } from '../db/joined-transaction.js'
 import { migrateObject } from '../db/migration/object-migrations.js'
@@ -526,6 +528,21 @@ export class PgVectorStore {
    */
   migrateTenant(tenantId: string, options: MigrateTenantOptions): Promise<MigrateTenantResult> {
     return this.#embeddingSpaces().migrateTenant(tenantId, options)
+  }
+
+  /**
+   * Before a switch: the same questions answered by the tenant's active space and by `to` — each
+   * query embedded by each space's model (`embed.from`, `embed.to`; pgscale keeps no query text,
+   * so the app gives the texts) — with the overlap of the two top k, the rank correlation of what
+   * they share, and, given `judgments` (relevant chunks per query), recall@k and nDCG@k of each.
+   *
+   * ### Examples
+   * ```ts
+   * const { overlap, quality } = await store.compareSpaces('acme', { to: 'v2', queries, embed: { from: oldModel, to: newModel }, judgments })
+   * ```
+   */
+  compareSpaces(tenantId: string, options: CompareSpacesOptions): Promise<SpaceComparison> {
+    return this.#embeddingSpaces().compare(tenantId, options)
   }
 
   /**

@@ -159,7 +159,7 @@ const TENANT_READS = ['tenantId', 'search', 'exactSearch', 'maxMarginalRelevance
 /** The store's: writes of tenants' rows, and the rest (DDL, tuning, reports on the primary; no tenant row changes). */
 const STORE_WRITES = ['bulkIngest', 'migrateTenant', 'switchTenant', 'rollbackTenant', 'releaseTenantSpace']
 /** The embedding spaces': DDL, state without rows (cancelMigration changes no answer), reads of the primary's state. */
-const STORE_SPACES = ['addSpace', 'dropSpace', 'listSpaces', 'activeTenant', 'migrationStatus', 'cancelMigration']
+const STORE_SPACES = ['addSpace', 'dropSpace', 'listSpaces', 'activeTenant', 'migrationStatus', 'cancelMigration', 'compareSpaces']
 const STORE_OTHERS = ['forTenant', 'createIndex', 'createTenantIndex', 'optimize', 'tenantTuning', 'measureRecall', 'recallReport']
 const STORE_MORE = ['flushQuerySample', 'close', 'consistencyToken', 'replicaStats', 'createMetadataIndex', 'stats']
 /** The rollup's: writes of buckets or dirty keys (each has a case below), and the rest. */

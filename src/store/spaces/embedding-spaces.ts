@@ -30,6 +30,7 @@ import {
   type PendingRow,
 } from './backfill.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
+import { compareTenantSpaces, type CompareSpacesOptions, type SpaceComparison } from './shadow-evaluation.js'
 
 /** A tenant's place among the spaces: what it searches, what it migrates to, what it can roll back to. */
 export interface TenantSpaceState {
@@ -250,6 +251,17 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     const { active } = await this.state(tenantId)
     const store = await this.store(active)
     return { space: active, tenant: store.forTenant(tenantId), store }
+  }
+
+  /** Both spaces' answers to the same questions: see {@link PgVectorStore.compareSpaces}. */
+  async compare(tenantId: string, options: CompareSpacesOptions): Promise<SpaceComparison> {
+    assertId(tenantId, 'tenant id')
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('compareSpaces needs { to, queries, embed }')
+    const to = assertSpaceName(options.to)
+    const { active } = await this.state(tenantId)
+    if (active === to) throw new EmbeddingSpaceError(`tenant ${tenantId} already searches "${to}": compare it with another space`)
+    const [current, next] = await Promise.all([this.store(active), this.store(to)])
+    return compareTenantSpaces(current.forTenant(tenantId), next.forTenant(tenantId), active, to, options)
   }
 
   /** Fills `to` with the tenant's chunks: see {@link PgVectorStore.migrateTenant}. */

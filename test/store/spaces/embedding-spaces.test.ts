@@ -118,6 +118,27 @@ describe('embedding spaces: add, backfill, switch, roll back, release, drop', ()
     expect(status).toMatchObject({ active: 'default', target: 'v2', state: 'ready', total: 36, embedded: 36, pending: 0, embedCalls: 4 })
     await expectSpaceMatches('sp_life', 'sp_life__v2', 'acme')
     expect(await rowsOf('sp_life__v2', 'beta')).toEqual([])
+    // Shadow evaluation before the switch: each space answers its own model's query; a chunk's own
+    // text finds it first in both, so with it as the judgment both spaces score 1.
+    const questions = ['doc-3 part 1 v0', 'doc-7 part 2 v0', 'doc-11 part 0 v0']
+    const comparison = await store.compareSpaces('acme', {
+      to: 'v2',
+      queries: questions,
+      k: 3,
+      embed: { from: async (texts) => texts.map(oldModel), to: async (texts) => texts.map(newModel) },
+      judgments: [['doc-3#1'], ['doc-7#2'], ['doc-11#0']],
+    })
+    expect(comparison).toMatchObject({
+      from: 'default',
+      to: 'v2',
+      queries: 3,
+      k: 3,
+      quality: { from: { recall: 1, ndcg: 1 }, to: { recall: 1, ndcg: 1 } },
+    })
+    expect(comparison.perQuery.every((q) => q.overlap >= 1 / 3 && q.overlap <= 1)).toBe(true)
+    await expect(
+      store.compareSpaces('acme', { to: 'v2', queries: [], embed: { from: embedNew([]), to: embedNew([]) } }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError)
     // Until the switch the tenant searches and writes its old space.
     expect((await store.activeTenant('acme')).space).toBe('default')
 
