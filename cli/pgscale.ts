@@ -6,6 +6,7 @@ import { redactUrl } from '../src/bench-kit.js'
 import { runDoctor, runMigrate, runOptimize, runRecall, type CommandContext, type CommandOutcome } from './pgscale-commands.js'
 import { runDrain } from './pgscale-drain.js'
 import { runForget } from './pgscale-forget.js'
+import { runMigrateModel } from './pgscale-migrate-model.js'
 import { packageVersion } from './package-version.js'
 import { positiveInt, runCli, writeJson } from './common.js'
 
@@ -85,6 +86,18 @@ export function pgscaleCommand(): Command {
         'remove the records (pgscale_object_version) of stores and rollups that no longer exist; exits 1 when a named one exists',
       ),
   ).option('--missing', 'every record whose object no longer exists')
+  withGlobals(
+    program
+      .command('migrate-model')
+      .description(
+        "a tenant's embedding-model migration: its status in every store with spaces, or the backfill with the config's embed[space]",
+      ),
+  )
+    .option('--tenant <id>', 'the tenant')
+    .option('--status', 'only print where the migration stands')
+    .option('--to <space>', "run the backfill into this space with the config module's embed[space]")
+    .option('--switch', 'with --to: switch the tenant once the backfill caught up')
+    .option('--store <table>', 'only this store')
   return program
 }
 
@@ -108,7 +121,14 @@ async function database(options: OpsCliOptions, log: (line: string) => void): Pr
   return db
 }
 
-const COMMANDS = { migrate: runMigrate, optimize: runOptimize, drain: runDrain, recall: runRecall, doctor: runDoctor }
+const COMMANDS = {
+  migrate: runMigrate,
+  optimize: runOptimize,
+  drain: runDrain,
+  recall: runRecall,
+  doctor: runDoctor,
+  'migrate-model': runMigrateModel,
+}
 
 async function runCommand(command: Command, db: Database, config: PgscaleConfig, ctx: CommandContext): Promise<CommandOutcome> {
   const options = command.opts() as OpsCliOptions & Record<string, unknown>

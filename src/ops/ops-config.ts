@@ -2,7 +2,7 @@ import { pathToFileURL } from 'node:url'
 import { resolve } from 'node:path'
 import { InvalidArgumentError } from '../errors.js'
 import type { MonthlyRollup } from '../rollup/index.js'
-import type { OptimizeOptions, PgVectorStoreConfig } from '../store/index.js'
+import type { EmbedTexts, OptimizeOptions, PgVectorStoreConfig } from '../store/index.js'
 
 /** A rollup the ops CLI keeps: tracked (the default) or refreshed by the app itself. */
 export type OpsRollup = MonthlyRollup | { rollup: MonthlyRollup; track?: boolean }
@@ -26,6 +26,11 @@ export interface PgscaleConfig {
   rollups?: OpsRollup[]
   /** Options of `pgscale optimize` (tiers, tuning target). */
   optimize?: OptimizeOptions
+  /**
+   * The embedding function of each embedding space (by space name), for `pgscale migrate-model`:
+   * the backfill calls it for the space it fills (`(texts) => Promise<number[][]>`).
+   */
+  embed?: Record<string, EmbedTexts>
 }
 
 /**

@@ -363,3 +363,35 @@ describe('pgscale: what every command says', () => {
     expect(stderr.join('')).toMatch(/nothing to do: no tracked rollup/)
   })
 })
+
+describe('pgscale migrate-model: a tenant moved to another embedding space from a deploy step', () => {
+  needsUrl("--status in every store with spaces, the backfill with the config module's embed, --switch", async () => {
+    const file = join(dir, 'spaces.config.mjs')
+    writeFileSync(
+      file,
+      `import { defineConfig } from ${JSON.stringify(join(root, 'src/index.ts'))}
+export default defineConfig({
+  stores: [{ table: 'mm_chunks', dimensions: ${DIM} }],
+  embed: { small: async (texts) => texts.map((text) => [1, (text.length % 7) + 1]) },
+})
+`,
+    )
+    const store = await PgVectorStore.open(t.db, { table: 'mm_chunks', dimensions: DIM })
+    await store.forTenant('acme').replaceDocument(
+      'd',
+      [0, 1, 2].map((i) => ({ content: `chunk ${i}`, embedding: axisVector(DIM, i) })),
+    )
+    await store.addSpace({ name: 'small', dimensions: 2 })
+    await store.close()
+    const mm = (...argv: string[]) => pgscale(['migrate-model', ...argv, '--pg', t.url!, '--config', file])
+    expect(await mm('--tenant', 'acme', '--status')).toBe(0)
+    expect(stdout.join('')).toMatch(/"mm_chunks" acme: searches "default" \(active\): 3\/3 embedded, 0 pending/)
+    expect(await mm('--tenant', 'acme')).toBe(2)
+    expect(await mm('--tenant', 'acme', '--to', 'other')).toBe(2)
+    expect(stderr.join('')).toMatch(/needs the space's embedding function/)
+    stdout = []
+    expect(await mm('--tenant', 'acme', '--to', 'small', '--switch', '--json', '-')).toBe(0)
+    const report = JSON.parse(stdout.join('')) as { stores: Array<{ active: string; previous: string; total: number }> }
+    expect(report.stores).toMatchObject([{ active: 'small', previous: 'default', total: 3 }])
+  })
+})
