@@ -2,7 +2,18 @@ import fc from 'fast-check'
 import pg from 'pg'
 import { expect } from 'vitest'
 import type { MetadataFilter } from '../../src/index.js'
-import { assignModel, cloneModel, DOCS, expectExactNearest, expectHitsFrom, materialize, plainRows, rowsOf, type Model } from './model.js'
+import {
+  assignModel,
+  cloneModel,
+  DIM,
+  DOCS,
+  expectExactNearest,
+  expectHitsFrom,
+  materialize,
+  plainRows,
+  rowsOf,
+  type Model,
+} from './model.js'
 import { contentArb, embeddingArb, filterArb, REFUSED, tenantArb, WRITE_OPS, type Cmd, type World, type WriteOp } from './writes.js'
 
 /**
@@ -402,6 +413,46 @@ export class ForeignDirtyAppend implements Cmd {
   }
 }
 
+// ---- embedding spaces ----
+
+/** The `mirror` space's model: a hash of the text, DIM values (never all zero). */
+function mirrorModel(text: string): number[] {
+  let h = 2166136261
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619)
+  return Array.from({ length: DIM }, (_, i) => ((Math.imul(h, i + 7) >>> 8) % 1000) / 500 - 1 + (i === 0 ? 0.001 : 0))
+}
+
+/**
+ * A tenant moved to the `mirror` space and back within one command: the backfill and the switch,
+ * then every page of its chunks read through the space it searches (the model's rows, none lost or
+ * mixed), then the rollback (its answers the model's again) and the release of the mirror's rows.
+ */
+export class SpaceRoundTrip implements Cmd {
+  readonly kind = 'spaceRoundTrip'
+  constructor(readonly tenant: string) {}
+  check = () => true
+  async run(m: Model, w: World) {
+    const store = w.store
+    const result = await store.migrateTenant(this.tenant, { to: 'mirror', embed: async (texts) => texts.map(mirrorModel), switch: true })
+    expect(result.switched, `${this}: switched`).toBe(true)
+    const { space, tenant } = await store.activeTenant(this.tenant)
+    expect(space, `${this}: searches the mirror`).toBe('mirror')
+    const { rows } = await tenant.find({ limit: 1000 })
+    expect(plainRows(rows), `${this}: the mirror holds the model's rows`).toEqual(plainRows(rowsOf(m, this.tenant)))
+    const first = rows[0]
+    if (first) {
+      const [hit] = await tenant.exactSearch(mirrorModel(first.content), { k: 1 })
+      expect(hit?.distance, `${this}: a chunk's own text finds it at distance 0 in the mirror`).toBeCloseTo(0, 5)
+    }
+    await store.rollbackTenant(this.tenant)
+    expect((await store.activeTenant(this.tenant)).space, `${this}: back in default`).toBe('default')
+    await store.releaseTenantSpace(this.tenant, 'mirror')
+  }
+  toString() {
+    return `${this.tenant}: migrate to the mirror space, switch, read, roll back, release`
+  }
+}
+
 // ---- every command, by kind ----
 
 const writeOp = (kinds: readonly string[]) => fc.oneof(...kinds.map((k) => WRITE_OPS[k]!))
@@ -434,6 +485,7 @@ export function storeCommands(writes: readonly string[]): Record<string, () => f
     replay: () => fc.tuple(fc.constantFrom<number | 'all'>(0, 1, 'all'), fc.boolean()).map(([i, p]) => new ReplayControl(i, p)),
     rawRoleRead: () => fc.option(tenantArb, { freq: 4, nil: undefined }).map((t) => new RawRoleRead(t)),
     foreignDirtyAppend: () => fc.tuple(tenantArb, tenantArb).map(([t, o]) => new ForeignDirtyAppend(t, o)),
+    spaceRoundTrip: () => tenantArb.map((t) => new SpaceRoundTrip(t)),
     ...Object.fromEntries(Object.entries(WRITE_OPS).map(([kind, arb]) => [kind, () => arb.map((op) => new WriteCommand(op) as Cmd)])),
   }
 }

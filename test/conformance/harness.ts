@@ -23,7 +23,7 @@ import type { Cmd, World } from './writes.js'
  */
 
 /** Every store command kind (reads, then writes). */
-export const READS = ['search', 'exactSearch', 'hybridSearch', 'find', 'count', 'getChunks'] as const
+export const READS = ['search', 'exactSearch', 'hybridSearch', 'find', 'count', 'getChunks', 'spaceRoundTrip'] as const
 export const WRITES = [
   'replaceDocument',
   'deleteDocument',
@@ -55,7 +55,10 @@ export function confRollup(isolation: 'none' | 'rls') {
 export async function createSchema(owner: Database, isolation: 'none' | 'rls', runtimeRole?: string): Promise<MonthlyRollup> {
   const config = storeConfig(isolation)
   if (runtimeRole) await PgVectorStore.migration(config, { runtimeRole }).up(owner)
-  else await (await PgVectorStore.open(owner, config)).close()
+  // A second embedding space (the spaceRoundTrip command): its guard now checks every write of the store.
+  const store = await PgVectorStore.open(owner, config)
+  await store.addSpace({ name: 'mirror', dimensions: DIM }, runtimeRole ? { runtimeRole } : {})
+  await store.close()
   await sql
     .raw(
       `create function conf_poison() returns trigger language plpgsql as $$
@@ -81,7 +84,7 @@ export async function createSchema(owner: Database, isolation: 'none' | 'rls', r
 
 /** Empties the tables between sequences (the source first: its truncate trigger marks buckets). */
 export async function truncateAll(owner: Database): Promise<void> {
-  await sql`truncate conf_chunks, conf_events`.execute(owner)
+  await sql`truncate conf_chunks, conf_chunks__mirror, conf_chunks_tenant_spaces, conf_events`.execute(owner)
   await sql`truncate conf_monthly, conf_monthly_dirty`.execute(owner)
 }
 
