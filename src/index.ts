@@ -98,6 +98,38 @@ export {
   type RecallCheckOptions,
 } from './ops/index.js'
 export { rollupTable, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from './rollup/index.js'
+export type {
+  ColumnsOf,
+  ColumnTypes,
+  CheckedColumns,
+  GroupByOf,
+  GroupColumnOf,
+  GroupInputOf,
+  GroupNameOf,
+  MeasureColumnOf,
+  MeasureNameOf,
+  MeasuresOf,
+  MonthlyRollupConfigOf,
+  NormalizedColumnType,
+  PercentileNameOf,
+  PercentilesFor,
+  RankableMeasureOf,
+  ReadAcrossOptionsOf,
+  ReadAcrossOptionsWith,
+  ReadOptionsOf,
+  ReadOptionsWith,
+  RollupAcrossRowOf,
+  RollupColumnType,
+  RollupColumnValue,
+  RollupRowOf,
+  RollupSketchType,
+  RollupTableConfigOf,
+  RollupTableOf,
+  RollupTop,
+  TdigestMeasureOf,
+  TopInputOf,
+  TopOf,
+} from './rollup/index.js'
 export type { RecordedRollup } from './rollup/index.js'
 export { approxCountDistinct, approxPercentiles, type DistinctSketchOptions, type PercentileRequest } from './rollup/index.js'
 export type { SourceIndex } from './rollup/index.js'
@@ -170,6 +202,7 @@ export type {
   FilterScalar,
   FilterValue,
   LogicalOperators,
+  StoreFilter,
 } from './filter/filter-types.js'
 export type { MetadataFieldType } from './filter/metadata-field.js'
 export type { MetadataIndex, MetadataIndexOptions } from './store/index.js'

@@ -1,4 +1,4 @@
-import type { OrderedOperand } from './filter-tree.js'
+import type { MetadataFilter, OrderedOperand } from './filter-tree.js'
 
 /**
  * The filter language as types, for apps that want the compiler to check their filters: an unknown
@@ -122,3 +122,20 @@ export type LogicalOperatorsOf<M> = {
   readonly $or?: readonly FilterOfFields<M>[]
   readonly $nor?: readonly FilterOfFields<M>[]
 }
+
+/**
+ * The filter a store's methods would take for chunks whose metadata is declared as `M`:
+ * {@link FilterOf} for a declared shape (fields, operators and operands checked), and the untyped
+ * `MetadataFilter` (checked at run time only) when `M` has an index signature — the default
+ * `Record<string, unknown>` — so a store declared without a shape keeps taking every filter it
+ * took before. `search`, `find`, `count` and `deleteWhere` take `MetadataFilter` today: declare a
+ * filter as `FilterOf<M>` to have it checked, and pass it.
+ *
+ * ### Examples
+ * ```ts
+ * type Doc = { source: string; year: number }
+ * const typed: StoreFilter<Doc> = { year: { $gte: 2024 } } // FilterOf<Doc>
+ * const untyped: StoreFilter = { anything: { $in: [1] } } // MetadataFilter
+ * ```
+ */
+export type StoreFilter<M = Record<string, unknown>> = string extends keyof M ? MetadataFilter : FilterOf<M>

@@ -29,9 +29,8 @@ import type {
   RefreshDirtyOptions,
   RefreshDirtyResult,
   RollupMigrationOptions,
-  RollupAcrossRow,
   RollupParts,
-  RollupRow,
+  RollupTable,
 } from './config/index.js'
 import {
   dirtyLogStats,
@@ -40,8 +39,15 @@ import {
   rollupTable,
   sourceIndexFor,
   type DirtyLogStats,
+  type GroupNameOf,
+  type MonthlyRollupConfigOf,
+  type ReadAcrossOptionsOf,
+  type ReadOptionsOf,
   type RecordedRollup,
+  type RollupAcrossRowOf,
+  type RollupRowOf,
   type SourceIndex,
+  type RollupTop,
 } from './schema/index.js'
 
 /**
@@ -49,6 +55,11 @@ import {
  * source rows under an advisory lock — never `total = total + amount`, because events and jobs
  * arrive at least once. Months are local months in an IANA zone, half-open `[start, end)` in UTC,
  * so the source's `(tenant, at)` index serves each bucket.
+ *
+ * `T` is its target's type: on a table from {@link rollupTable} the configuration's `groupBy` and
+ * `measures` are checked against the table's columns at compile time, and `read`/`readAcross`
+ * rows are typed by them ({@link RollupRowOf}); on a loosely declared table (`RollupTable`) the
+ * rows are {@link RollupRow}.
  *
  * ### Examples
  * ```ts
@@ -58,15 +69,17 @@ import {
  *   where: sql`status <> 'cancelled'`, zone: 'America/Mexico_City',
  * })
  * await rollup.refreshAt(db, { tenantId: 42, moment: expense.paidAt })
+ * const rows = await rollup.read(db, { tenantId: 42, from: '2025-01', to: '2025-12' }) // { month: string; category: string | null; total: string; count: number }[]
  * ```
  */
-export class MonthlyRollup {
+export class MonthlyRollup<T extends RollupTable = RollupTable> {
   readonly #ctx: RollupContext
   /** The IANA zone of the buckets. */
   readonly zone: string
 
-  constructor(config: MonthlyRollupConfig) {
-    this.#ctx = new RollupContext(config)
+  /** @param config - The rollup's definition; its `groupBy` and `measures` are checked against `config.target` at compile time. */
+  constructor(config: MonthlyRollupConfigOf<T>) {
+    this.#ctx = new RollupContext(config as MonthlyRollupConfig)
     this.zone = this.#ctx.parts.zone
   }
 
@@ -308,8 +321,8 @@ export class MonthlyRollup {
    * const near = await rollup.read(replicas, { tenantId, from: '2025-01', to: '2025-12', consistencyToken }) // a replica that has replayed the token
    * ```
    */
-  read(db: Kysely<any> | ReplicaSet, options: ReadOptions): Promise<RollupRow[]> {
-    return typedErrors(read(this.#ctx, db, options))
+  read<const K extends string = GroupNameOf<T>>(db: Kysely<any> | ReplicaSet, options: ReadOptionsOf<T, K>): Promise<RollupRowOf<T, K>[]> {
+    return typedErrors(read(this.#ctx, db, options as ReadOptions)) as Promise<RollupRowOf<T, K>[]>
   }
 
   /**
@@ -327,8 +340,11 @@ export class MonthlyRollup {
    * const top20 = await rollup.readAcross(db, { from: '2025-10', to: '2025-12', combineMonths: true, groupBy: [], top: { by: 'total', n: 20 } })
    * ```
    */
-  readAcross(db: Kysely<any>, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
-    return typedErrors(readAcross(this.#ctx, db, options))
+  readAcross<const K extends string = GroupNameOf<T>, P extends boolean = false, const R extends RollupTop | undefined = undefined>(
+    db: Kysely<any>,
+    options: ReadAcrossOptionsOf<T, K, P, R>,
+  ): Promise<RollupAcrossRowOf<T, K, P, R>[]> {
+    return typedErrors(readAcross(this.#ctx, db, options as ReadAcrossOptions)) as Promise<RollupAcrossRowOf<T, K, P, R>[]>
   }
 
   /**
@@ -345,8 +361,11 @@ export class MonthlyRollup {
   }
 
   /** The statement {@link readAcross} runs, without running it (plan checks). */
-  readAcrossQuery(_db: Kysely<any>, options: ReadAcrossOptions): RawBuilder<RollupAcrossRow> {
-    return readAcrossQuery(this.#ctx, options)
+  readAcrossQuery<const K extends string = GroupNameOf<T>, P extends boolean = false, const R extends RollupTop | undefined = undefined>(
+    _db: Kysely<any>,
+    options: ReadAcrossOptionsOf<T, K, P, R>,
+  ): RawBuilder<RollupAcrossRowOf<T, K, P, R>> {
+    return readAcrossQuery(this.#ctx, options as ReadAcrossOptions) as RawBuilder<RollupAcrossRowOf<T, K, P, R>>
   }
 
   /**
@@ -357,7 +376,7 @@ export class MonthlyRollup {
    * const plan = await explain(db, rollup.readQuery(db, { tenantId, from: '2025-01', to: '2025-12' }))
    * ```
    */
-  readQuery(_db: Kysely<any>, options: ReadOptions): RawBuilder<RollupRow> {
-    return readQuery(this.#ctx, options)
+  readQuery<const K extends string = GroupNameOf<T>>(_db: Kysely<any>, options: ReadOptionsOf<T, K>): RawBuilder<RollupRowOf<T, K>> {
+    return readQuery(this.#ctx, options as ReadOptions) as RawBuilder<RollupRowOf<T, K>>
   }
 }

@@ -147,7 +147,9 @@ describe('readAcross', () => {
     for (const attempt of [
       () => distinct.readAcross(t.db, { from: '2025-01', to: '2025-02' }),
       () => rollup.readAcross(t.db, { from: '2025-03', to: '2025-01' }),
+      // @ts-expect-error not a group column: refused at compile time, and at run time (under test)
       () => rollup.readAcross(t.db, { from: '2025-01', to: '2025-02', groupBy: ['nope'] }),
+      // @ts-expect-error not a measure: refused at compile time, and at run time (under test)
       () => rollup.readAcross(t.db, { from: '2025-01', to: '2025-02', top: { by: 'nope', n: 3 } }),
       () => rollup.readAcross(t.db, { from: '2025-01', to: '2025-02', top: { by: 'total', n: 0 } }),
       () => rollup.readAcross(t.db, { from: '2025-01', to: '2025-02', tenants: [] }),

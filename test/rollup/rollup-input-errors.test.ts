@@ -42,6 +42,7 @@ describe('bad input: a typed PgScaleError, nothing written', () => {
     ],
     [
       'column type that is not allowed',
+      // @ts-expect-error not a column type: refused at compile time, and at run time (under test)
       () => rollupTable('m', { groupBy: {}, measures: { n: 'integer; drop table x' } }),
       InvalidArgumentError,
     ],

@@ -202,10 +202,12 @@ describe('approximate measures', () => {
 
   it('refuses percentiles of a measure that is not a tdigest, and out-of-range percentiles', async () => {
     const range = { tenantId: 1, from: '2024-01', to: '2024-01' }
+    // @ts-expect-error users is an hll, not a tdigest: refused at compile time, and at run time (under test)
     await expect(rollup.read(t.db, { ...range, percentiles: { users: [0.5] } })).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(rollup.read(t.db, { ...range, percentiles: { latency: [1.5] } })).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(rollup.read(t.db, { ...range, percentiles: { latency: [] } })).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(rollup.read(t.db, { ...range, combineMonths: 'yes' as never })).rejects.toBeInstanceOf(InvalidArgumentError)
+    // @ts-expect-error a sketch is a measure, never a group: refused at compile time, and at run time (under test)
     expect(() => rollupTable('bad', { groupBy: { users: 'hll' }, measures: { n: 'bigint' } })).toThrow(InvalidArgumentError)
   })
 })

@@ -1,6 +1,14 @@
 import type pg from 'pg'
 import { describe, expectTypeOf, it } from 'vitest'
-import { connect, type FieldOperators, type Filter, type FilterOf, type MetadataFilter, type TenantStore } from '../../src/index.js'
+import {
+  connect,
+  type FieldOperators,
+  type Filter,
+  type FilterOf,
+  type MetadataFilter,
+  type StoreFilter,
+  type TenantStore,
+} from '../../src/index.js'
 
 /**
  * Type-level tests: what an app's compiler accepts and refuses. They run in `npm run typecheck`
@@ -84,6 +92,17 @@ describe('FilterOf<M>: fields and operands checked against a declared metadata s
     // @ts-expect-error sub-filters are checked too
     const sub: FilterOf<Doc> = { $or: [{ yaer: 2024 }] }
     expectTypeOf([field, value, order, all, op, sub]).toBeArray()
+  })
+
+  it('StoreFilter<M>: FilterOf<M> for a declared shape, MetadataFilter (as today) without one', () => {
+    expectTypeOf<StoreFilter<Doc>>().toEqualTypeOf<FilterOf<Doc>>()
+    expectTypeOf<StoreFilter>().toEqualTypeOf<MetadataFilter>()
+    expectTypeOf<StoreFilter<Record<string, string>>>().toEqualTypeOf<MetadataFilter>()
+    expectTypeOf<StoreFilter<Doc>>().toExtend<SearchFilter>()
+    // @ts-expect-error a declared shape checks its fields
+    const typo: StoreFilter<Doc> = { sourc: 'a' }
+    const loose: StoreFilter = { sourc: { $anything: 1 } } // untyped: the parser refuses it at run time
+    expectTypeOf([typo, loose]).toBeArray()
   })
 
   it('with an index signature it is Filter', () => {

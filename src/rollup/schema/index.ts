@@ -8,6 +8,7 @@
  * May import: ../config, ../sql, src/db, src/filter, src/sql, src/util, src/errors.ts.
  */
 export * from './rollup-table.js' // rollupTable: the target's declaration and DDL
+export * from './rollup-types.js' // the table's columns in its type: typed rows, checked configs
 export * from './sketch-extensions.js' // hll and tdigest, created when missing
 export * from './source-index.js' // the covering index refreshes want
 export * from './rollup-distribution.js' // colocated with the source on Citus

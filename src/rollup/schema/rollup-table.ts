@@ -4,14 +4,21 @@ import { InvalidArgumentError, toPgScaleError } from '../../errors.js'
 import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { rowSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
-import { assertColumnType, sketchKind, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from '../config/index.js'
+import { assertColumnType, sketchKind, type RollupMigrationOptions, type RollupTable } from '../config/index.js'
 import { ensureSketchExtensions } from './sketch-extensions.js'
+import type { ColumnTypes, RollupTableConfigOf, RollupTableOf } from './rollup-types.js'
 
 /**
  * Declares a rollup table: `tenant_id`, `month` (a `date`, the first day of the local month), the
  * group columns and the measure columns, unique on `(tenant_id, month, ...groups)` — led by the
  * tenant, so it can be distributed by tenant (Citus) later. Null groups are one group
  * (`NULLS NOT DISTINCT`, PostgreSQL 15+).
+ *
+ * The columns are in the returned table's type ({@link RollupTableOf}): a column type the
+ * declaration does not accept (`'numerci(14,2)'`) does not compile, a `MonthlyRollup` on the table
+ * has its `groupBy` and `measures` checked against it, and its `read`/`readAcross` rows are typed
+ * ({@link RollupRowOf}: `numeric` as `string`, `integer` as `number`, `bigint` as `string | number`
+ * — what the drivers return). Declared from a `Record<string, string>` it is the loose `RollupTable`.
  *
  * ### Examples
  * ```ts
@@ -22,7 +29,10 @@ import { ensureSketchExtensions } from './sketch-extensions.js'
  * await expensesMonthly.create(db)
  * ```
  */
-export function rollupTable(name: string, config: RollupTableConfig): RollupTable {
+export function rollupTable<const G extends ColumnTypes, const M extends ColumnTypes, const TT extends string = 'text'>(
+  name: string,
+  config: RollupTableConfigOf<G, M, TT>,
+): RollupTableOf<G, M, TT> {
   const { schema, name: table } = assertQualifiedName(name, 'rollup table name')
   if (config === null || typeof config !== 'object') throw new InvalidArgumentError('rollupTable needs { groupBy, measures }')
   const columns = (record: unknown, kind: string, allowSketches = false) => {
@@ -59,9 +69,8 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
     ]
     return `create table if not exists ${qualified} (\n  ${definitions.join(',\n  ')}\n)`
   }
-  // Month-led: what an admin view across tenants (readAcross) scans; the key serves one tenant's
-  // reads. The tenant second, so that where the planner prefers this index for one bucket (a
-  // refresh's delete of `tenant_id = $1 and month = $2`) it still finds the bucket, not the month.
+  // Month-led: what readAcross scans (the key serves one tenant's reads); the tenant second, so a plan that picks
+  // it for one bucket (a refresh's delete of `tenant_id = $1 and month = $2`) still finds the bucket, not the month.
   const monthIndex = `create index if not exists "${fitIdentifier(table, 'month')}" on ${qualified} (month, tenant_id)`
   const create = async (db: Kysely<any>) => {
     // There already (the usual case once deployed): nothing to create, so any role may call it.
@@ -98,7 +107,7 @@ export function rollupTable(name: string, config: RollupTableConfig): RollupTabl
         down: (db: Kysely<any>) => serverErrorsTyped(sql.raw(`drop table if exists ${qualified}`).execute(db)).then(() => undefined),
       }
     },
-  }
+  } satisfies RollupTable as unknown as RollupTableOf<G, M, TT> // the types are the compiler's; the values were checked above
 }
 
 /** `work`, a server error it fails with as a `DatabaseError` (SQLSTATE, the driver's error as `cause`), whatever the handle. */
