@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { measureModelMigration } from '../bench/rag/migrate/model-migration.js'
+import { measureStorageChoice } from '../bench/rag/migrate/storage-choice.js'
 import { machineInfo } from '../bench/report/machine.js'
 import { renderTable } from '../bench/report/table.js'
 import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
@@ -12,6 +13,7 @@ interface MigrateCliOptions extends CommonOptions {
   searchers: number
   batch: number
   phaseSeconds: number
+  storageChoice?: boolean
 }
 
 /** Builds the `rag-bench migrate` command (commander wiring only; the work is in bench/rag/migrate). */
@@ -27,7 +29,11 @@ export function ragMigrateCommand(): Command {
       .option('--to-dim <n>', 'dimensions of the new model', positiveInt('--to-dim', 2000), 256)
       .option('--searchers <n>', 'concurrent search clients', positiveInt('--searchers', 64), 4)
       .option('--batch <n>', 'chunks per embed call', positiveInt('--batch', 10_000), 512)
-      .option('--phase-seconds <n>', 'seconds of searches before and after the migration', positiveInt('--phase-seconds', 3600), 10),
+      .option('--phase-seconds <n>', 'seconds of searches before and after the migration', positiveInt('--phase-seconds', 3600), 10)
+      .option(
+        '--storage-choice',
+        'instead: one tenant of --chunks with its own index, its new vectors written into a table per space vs. a new column',
+      ),
     'auto',
   )
 }
@@ -48,6 +54,27 @@ export async function ragMigrate(argv: readonly string[]): Promise<number> {
     const provisioned = await provisionFor(o, log)
     onInterrupt(() => provisioned.stop())
     try {
+      if (o.storageChoice) {
+        const ways = await measureStorageChoice(provisioned.db, o)
+        const mb = (b: number) => (b / 1048576).toFixed(1)
+        if (o.json !== '-')
+          console.log(
+            renderTable(
+              ['new vectors of one tenant', 'seconds', 'heap MB', 'index MB', 'heap +MB', 'index +MB', 'HOT updates'],
+              ways.map((w) => [
+                w.way,
+                w.seconds.toFixed(1),
+                mb(w.heapBytes),
+                mb(w.indexBytes),
+                mb(w.heapGrowth),
+                mb(w.indexGrowth),
+                String(w.hotUpdates ?? '-'),
+              ]),
+            ),
+          )
+        writeJson(o.json, { machine: machineInfo(), server: provisioned.info, options: o, ways })
+        return
+      }
       const result = await measureModelMigration(provisioned.db, o, log)
       const report = { machine: machineInfo(), server: provisioned.info, options: o, ...result }
       if (o.json !== '-') {
