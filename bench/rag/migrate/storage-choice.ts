@@ -45,7 +45,7 @@ export async function measureStorageChoice(
   const ways: StorageWay[] = []
   // (a) the sibling table, through migrateTenant (COPY).
   const before = await size(table)
-  let t0 = performance.now()
+  const t0 = performance.now()
   await store.migrateTenant('big', {
     to: 'next',
     batchSize: o.batch,
