@@ -35,6 +35,7 @@ describe('the error table in docs/database.md', () => {
       MigrationError: new pgscale.MigrationError([], new Error('x')).code,
       MigrationRequiredError: new pgscale.MigrationRequiredError('store:public.x', 'pgscale migrate', 'x').code,
       PrivilegeError: new pgscale.PrivilegeError('optimize', 'owner', 'x').code,
+      EmbeddingSpaceError: new pgscale.EmbeddingSpaceError('x').code,
     }
     for (const [name, code] of documented) expect(code, name).toBe(codes[name])
   })
