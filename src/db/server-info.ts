@@ -19,7 +19,7 @@ export interface ServerInfo {
   serverVersionNum: number
   /** Installed pgvector version, e.g. `0.8.0`. */
   pgvectorVersion: string
-  /** Current values of {@link REPORTED_SETTINGS} (and any other setting read). */
+  /** Current values of `shared_buffers`, `maintenance_work_mem`, `max_parallel_maintenance_workers` and `work_mem` (`REPORTED_SETTINGS` of `pgscale/bench-kit`), and any other setting read. */
   settings: Record<string, string>
   /** For `container`: the engine that ran it and the image. */
   container?: { engine: 'docker' | 'podman'; image: string }

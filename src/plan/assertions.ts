@@ -58,20 +58,25 @@ export function noSeqScan(plan: Plan, table: string): void {
  */
 export function expectPlan(plan: Plan) {
   const api = {
+    /** Asserts the plan uses the index `index` (by name). */
     toUse(index: string) {
       usesIndex(plan, index)
       return api
     },
+    /** Asserts the plan's shape ({@link planShape}) is exactly `shape`. */
     toHaveShape(shape: string) {
       const actual = planShape(plan)
       if (actual !== shape) fail(plan, `plan shape changed\n  expected: ${shape}\n  actual:   ${actual}`)
       return api
     },
+    /** The negated assertions. */
     not: {
+      /** Asserts the plan does not use the index `index`. */
       toUse(index: string) {
         if (indexesUsed(plan).includes(index)) fail(plan, `expected the plan not to use index ${index}`)
         return api
       },
+      /** Asserts the plan has no sequential scan of `table` ({@link noSeqScan}). */
       toSeqScan(table: string) {
         noSeqScan(plan, table)
         return api

@@ -7,7 +7,14 @@ import { InvalidArgumentError, PlanRegressionError, type PlanShapeChange } from 
 import { explain, planShape } from './explain.js'
 
 /** A statement `explain` takes: SQL text, a compiled Kysely query, or a builder / `sql` fragment. */
-export type PlanStatement = string | CompiledQuery | { compile(...args: any[]): CompiledQuery } | RawBuilder<unknown>
+export type PlanStatement =
+  | string
+  | CompiledQuery
+  | {
+      /** Compiles the builder to SQL and parameters (a Kysely query builder's `compile`). */
+      compile(...args: any[]): CompiledQuery
+    }
+  | RawBuilder<unknown>
 
 /** One case of {@link checkPlanShapes}: a statement, or a statement with its parameters and settings. */
 export type PlanCase = PlanStatement | { statement: PlanStatement; params?: readonly unknown[]; settings?: LocalSettings }

@@ -16,7 +16,14 @@ export interface ProvisionedDatabase {
   /** Closes the handle and stops/removes what was started (cluster, container, PGlite). Idempotent. */
   stop(): Promise<void>
   /** With `standbys` (the local provider): each streaming standby's URL and a way to stop and start it again (fault tests, benches). */
-  standbys?: Array<{ url: string; stop(): Promise<void>; restart(): Promise<void> }>
+  standbys?: Array<{
+    /** The standby's connection URL (read-only: it replays the primary's WAL). */
+    url: string
+    /** Stops the standby's server; its data directory stays, for `restart` (the primary's `stop` removes it). */
+    stop(): Promise<void>
+    /** Starts the standby's server again (stopping it first if it runs), on the same port and data. */
+    restart(): Promise<void>
+  }>
 }
 
 /** Options of `provision()`; each provider reads the ones that concern it. */
