@@ -426,13 +426,20 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
       await trx.executeQuery(CompiledQuery.raw(diff.deleteGone, [tenantId]))
       await trx.executeQuery(CompiledQuery.raw(diff.syncMetadata, [tenantId]))
       const run = (text: string, params: unknown[]) => trx.executeQuery(CompiledQuery.raw(text, [tenantId, ...params]))
+      // Under the lock nothing new arrives: when the catch-up saw all that was missing (at most its
+      // limit) and embedded it, nothing is; otherwise count what is (for the refusal's message).
+      let caughtUp = false
       if (catchUp && catchUp.limit > 0) {
         // The few chunks written since the last pass, embedded under the lock (writes wait meanwhile).
         const { rows: late } = await trx.executeQuery<PendingRow>(CompiledQuery.raw(diff.pending, [tenantId, catchUp.limit + 1]))
-        if (late.length > 0 && late.length <= catchUp.limit) await embedAndWrite(run, diff, into, late, catchUp.embed)
+        if (late.length <= catchUp.limit) {
+          if (late.length > 0) await embedAndWrite(run, diff, into, late, catchUp.embed)
+          caughtUp = true
+        }
       }
-      const { rows } = await trx.executeQuery<{ n: number }>(CompiledQuery.raw(diff.countPending, [tenantId]))
-      const pending = rows[0]?.n ?? 0
+      const pending = caughtUp
+        ? 0
+        : ((await trx.executeQuery<{ n: number }>(CompiledQuery.raw(diff.countPending, [tenantId]))).rows[0]?.n ?? 0)
       if (pending > 0) {
         throw new EmbeddingSpaceError(
           `tenant ${tenantId}: ${pending} chunk(s) of "${row!.active}" have no vector of their current text in "${to}" (written since the backfill): ` +
