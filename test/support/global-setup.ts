@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node'
 import { checkProvider, provision, type ProvisionedDatabase } from '../../src/index.js'
 import { providers, startPgBouncer, type PgBouncer } from '../../src/bench-kit.js'
+import { makePgliteSnapshot } from './pglite-snapshot.js'
 import type { TestTarget } from './test-target.js'
 
 /**
@@ -20,6 +21,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const citusWorkers = Number(process.env.PGSCALE_TEST_CITUS_WORKERS ?? 0)
   let provisioned: ProvisionedDatabase | undefined
   let bouncer: PgBouncer | undefined
+  let snapshot: { file: string; remove: () => void } | undefined
   let target: TestTarget
   // Every registered provider with a URL other processes can use (all but the in-process one).
   const serverChecks = providers()
@@ -54,6 +56,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await provisioned.db.close()
     }
   }
+  if (!target.url) {
+    // One fresh PGlite's data directory, loaded by every file instead of its own initdb (pglite-snapshot.ts).
+    snapshot = await makePgliteSnapshot()
+    target = { ...target, pgliteSnapshot: snapshot.file }
+  }
   const info = provisioned?.info
   console.log(
     `[pgscale tests] provider=${target.provider}` +
@@ -61,12 +68,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
         ? ` postgres=${info.serverVersion} pgvector=${info.pgvectorVersion}` +
           (info.citus ? ` citus=${info.citus.version} workers=${info.citus.workers} (a Citus cluster per file)` : '') +
           (bouncer ? ` through PgBouncer (transaction pooling, 3 server connections per database) on port ${bouncer.port}` : '')
-        : ' (PGlite: PostgreSQL 17 + pgvector 0.8.1, one instance per file)') +
+        : " (PGlite: PostgreSQL 17 + pgvector 0.8.1, one instance per file, each loaded from one fresh instance's data directory)") +
       (target.skipped.length ? `; skipped: ${target.skipped.map((s) => `${s.provider} (${s.reason})`).join('; ')}` : ''),
   )
   project.provide('pgscaleTarget', target)
   return async () => {
     await bouncer?.stop()
     await provisioned?.stop()
+    snapshot?.remove()
   }
 }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, inject } from 'vitest'
-import { connect, provision, type Database } from '../../src/index.js'
+import { connect, type Database } from '../../src/index.js'
 import { createCitusDatabase } from './citus-database.js'
+import { embeddedTestDatabase } from './pglite-snapshot.js'
 import type { TestTarget } from './test-target.js'
 
 /** A database of a test file's own: fresh, isolated from other files, dropped afterwards. */
@@ -32,7 +33,8 @@ export function withDatabase(url: string, database: string): string {
 /**
  * Gives the calling test file a database of its own: on a server, `CREATE DATABASE` with a random
  * name (dropped in `afterAll`); on a Citus coordinator, that database on every node with the
- * workers registered; on `embedded`, a fresh PGlite instance. Call at the top of a file.
+ * workers registered; on `embedded`, a PGlite instance of its own (loaded from the run's snapshot of a
+ * fresh one: pglite-snapshot.ts). Call at the top of a file.
  *
  * ### Examples
  * ```ts
@@ -52,9 +54,8 @@ export function useTestDatabase(): TestDatabase {
 
   beforeAll(async () => {
     if (!target.url) {
-      const embedded = await provision({ provider: 'embedded' })
-      state.db = embedded.db
-      state.drop = () => embedded.stop()
+      // Closing the handle (afterAll) closes its PGlite.
+      state.db = await embeddedTestDatabase(target.pgliteSnapshot)
       return
     }
     const name = `pgscale_test_${randomBytes(6).toString('hex')}`

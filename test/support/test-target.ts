@@ -13,6 +13,8 @@ export interface TestTarget {
   pooler?: 'pgbouncer'
   /** The server itself, when `url` is a pooler's: for what must bypass it (creating databases, checking locks). */
   directUrl?: string
+  /** On `embedded`: a fresh PGlite's data directory (a tar file) each file's PGlite loads instead of running initdb. */
+  pgliteSnapshot?: string
 }
 
 declare module 'vitest' {
