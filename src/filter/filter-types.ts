@@ -46,18 +46,31 @@ type OrderOperand<V> = unknown extends V
  * ```
  */
 export interface FieldOperators<V = unknown> {
+  /** Some value at the field (or an element of an array there) equals the operand: deep, type-strict equality. */
   $eq?: EqualsOperand<V>
+  /** The negation of `$eq`: also matches where the field is missing. */
   $ne?: EqualsOperand<V>
+  /** Some value greater than the operand, of the operand's type (numbers, strings in code-point order, a `Date` as an instant). */
   $gt?: OrderOperand<V>
+  /** Some value greater than or equal to the operand, of its type. */
   $gte?: OrderOperand<V>
+  /** Some value less than the operand, of its type. */
   $lt?: OrderOperand<V>
+  /** Some value less than or equal to the operand, of its type. */
   $lte?: OrderOperand<V>
+  /** `$eq` of any of them; `[]` matches nothing. */
   $in?: readonly EqualsOperand<V>[]
+  /** The negation of `$in` (also where the field is missing); `[]` matches everything. */
   $nin?: readonly EqualsOperand<V>[]
+  /** `$eq` of every one of them; `[]` matches nothing. */
   $all?: readonly EqualsOperand<ElementOf<V>>[]
+  /** An array of this many elements (a non-negative integer). */
   $size?: number
+  /** The key is there (`true`; a JSON null is) or not (`false`). */
   $exists?: boolean
+  /** One element satisfies all of it: operators for scalar elements, a filter of fields for object elements. */
   $elemMatch?: FieldOperators<ElementOf<V>> | ElementFilter<V>
+  /** The negation of its operators (matches where the field is missing). */
   $not?: FieldOperators<V>
 }
 
@@ -77,8 +90,11 @@ export type FieldCondition<V = unknown> = EqualsOperand<V> | FieldOperators<V>
 
 /** `$and`, `$or`, `$nor` over sub-filters (non-empty arrays: an empty one is refused at run time). */
 export type LogicalOperators<F> = {
+  /** Every sub-filter matches. */
   readonly $and?: readonly F[]
+  /** At least one sub-filter matches. */
   readonly $or?: readonly F[]
+  /** No sub-filter matches. */
   readonly $nor?: readonly F[]
 }
 

@@ -77,7 +77,12 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
   /** The IANA zone of the buckets. */
   readonly zone: string
 
-  /** @param config - The rollup's definition; its `groupBy` and `measures` are checked against `config.target` at compile time. */
+  /**
+   * A rollup of `config.source` into `config.target`, validated here (identifiers, groups and
+   * measures against the target, the zone); the server's checks run on first use.
+   *
+   * @param config - The rollup's definition; its `groupBy` and `measures` are checked against `config.target` at compile time.
+   */
   constructor(config: MonthlyRollupConfigOf<T>) {
     this.#ctx = new RollupContext(config as MonthlyRollupConfig)
     this.zone = this.#ctx.parts.zone

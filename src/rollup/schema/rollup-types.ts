@@ -135,7 +135,12 @@ export interface RollupTableConfigOf<G, M, TT extends string> extends Omit<Rollu
 
 /** The `{ name, type }` entries of a record of column types, one per column, the type normalized. */
 export type ColumnsOf<R> = {
-  [K in keyof R & string]: { readonly name: K; readonly type: R[K] extends string ? NormalizedColumnType<R[K]> : string }
+  [K in keyof R & string]: {
+    /** The column's name. */
+    readonly name: K
+    /** Its declared type, normalized. */
+    readonly type: R[K] extends string ? NormalizedColumnType<R[K]> : string
+  }
 }[keyof R & string]
 
 /**
@@ -171,7 +176,13 @@ export type GroupNameOf<T extends RollupTable> = GroupColumnOf<T>['name']
 /** The names of a rollup table's measure columns (`string` when not declared precisely). */
 export type MeasureNameOf<T extends RollupTable> = MeasureColumnOf<T>['name']
 /** The names of a rollup table's `'tdigest'` measures. */
-export type TdigestMeasureOf<T extends RollupTable> = Extract<MeasureColumnOf<T>, { type: 'tdigest' }>['name']
+export type TdigestMeasureOf<T extends RollupTable> = Extract<
+  MeasureColumnOf<T>,
+  {
+    /** A sketch of percentiles. */
+    type: 'tdigest'
+  }
+>['name']
 
 /** Whether the table's column names are known at compile time (else rows and configs are the loose types). */
 type Precise<T extends RollupTable> = string extends GroupNameOf<T> ? false : string extends MeasureNameOf<T> ? false : true
@@ -202,6 +213,12 @@ export type GroupInputOf<T extends RollupTable, K extends string> = string exten
     ? K
     : GroupNameOf<T>
 
+/** The month of a row. */
+type MonthPart = {
+  /** The local month, `'YYYY-MM'` (`'YYYY-MM..YYYY-MM'` with `combineMonths`). */
+  readonly month: string
+}
+
 /** A type's properties listed flat (how editors and the docs show a row). */
 type Flat<T> = { [K in keyof T]: T[K] } & {}
 
@@ -222,7 +239,7 @@ type Flat<T> = { [K in keyof T]: T[K] } & {}
  * ```
  */
 export type RollupRowOf<T extends RollupTable, K extends string = GroupNameOf<T>> =
-  Precise<T> extends true ? Flat<{ readonly month: string } & GroupValues<T, K> & MeasureValues<T>> : RollupRow
+  Precise<T> extends true ? Flat<MonthPart & GroupValues<T, K> & MeasureValues<T>> : RollupRow
 
 /** The `tenant_id` of a row across tenants, typed by the table's tenant type. */
 type TenantValue<T extends RollupTable> = T['tenantType'] extends string
@@ -262,7 +279,7 @@ type TenantPart<T extends RollupTable, P extends boolean, R> = [R] extends [unde
  * ```
  */
 export type RollupAcrossRowOf<T extends RollupTable, K extends string = GroupNameOf<T>, P extends boolean = false, R = undefined> =
-  Precise<T> extends true ? Flat<{ readonly month: string } & TenantPart<T, P, R> & GroupValues<T, K> & MeasureValues<T>> : RollupAcrossRow
+  Precise<T> extends true ? Flat<MonthPart & TenantPart<T, P, R> & GroupValues<T, K> & MeasureValues<T>> : RollupAcrossRow
 
 /** The names a read's `percentiles` takes: the table's `'tdigest'` measures (any name on a table not declared precisely). */
 export type PercentileNameOf<T extends RollupTable> = string extends MeasureNameOf<T> ? string : TdigestMeasureOf<T>
