@@ -6,6 +6,7 @@ import { assertEmbedding, ingestRows, toVectorLiteral } from '../ingest/index.js
 import type { IndexBuildOptions, IndexBuildResult } from '../schema/index.js'
 import { DEFAULT_OWN_INDEX_ABOVE } from '../tuning/index.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
+import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import type { SpaceTables } from './space-config.js'
 import { spaceDiff, type SpaceDiff } from './space-diff.js'
 
@@ -167,6 +168,11 @@ export async function embedAndCopy(
       copySql: renderStatements(to).copyRows,
       tenantId,
       prepare: async (trx) => {
+        // Two backfills of the tenant at once (two workers, a retry beside a slow call) take turns
+        // per batch: the second deletes and writes the same keys again, never a duplicate key.
+        await trx.executeQuery(
+          CompiledQuery.raw(advisoryXactLock(int32Hash(`pgscale.space-backfill:${to.qualified}`), [int32Hash(tenantId)])),
+        )
         await trx.executeQuery(
           CompiledQuery.raw(diff.deleteKeys, [tenantId, rows.map((r) => r.document_id), rows.map((r) => r.chunk_index)]),
         )

@@ -152,4 +152,31 @@ describe('a migration under load', () => {
     expect(bySpace.v2).toBeGreaterThan(0)
     await store.close()
   })
+
+  it('two backfills of one tenant at once (two workers) both finish, and the space holds each chunk once with its vector', async () => {
+    const store = await PgVectorStore.open(t.db, { table: 'sp_twice', dimensions: DIM })
+    const acme = store.forTenant('acme')
+    for (let d = 0; d < 12; d++) {
+      await acme.replaceDocument(
+        `doc-${d}`,
+        [0, 1, 2].map((i) => ({ content: `doc-${d} ${i}`, embedding: oldModel(`doc-${d} ${i}`) })),
+      )
+    }
+    await store.addSpace({ name: 'v2', dimensions: NEW_DIM })
+    const other = await PgVectorStore.open(t.db, { table: 'sp_twice', dimensions: DIM }) // another process's store
+    const results = await Promise.all([
+      store.migrateTenant('acme', { to: 'v2', embed: slowEmbed, batchSize: 5 }),
+      other.migrateTenant('acme', { to: 'v2', embed: slowEmbed, batchSize: 5 }),
+    ])
+    expect(results[0].embedded + results[1].embedded).toBeGreaterThanOrEqual(36)
+    const v2 = await rowsOf('sp_twice__v2', 'acme')
+    expect(v2.map((r) => r.content)).toEqual((await rowsOf('sp_twice', 'acme')).map((r) => r.content))
+    for (const r of v2) {
+      const got = JSON.parse(r.embedding) as number[]
+      newModel(r.content).forEach((x, i) => expect(got[i]).toBeCloseTo(x, 5))
+    }
+    expect(await store.migrationStatus('acme')).toMatchObject({ state: 'ready', pending: 0, total: 36 })
+    await other.close()
+    await store.close()
+  })
 })
