@@ -5,6 +5,7 @@ import { int32Hash } from '../../../sql/advisory-lock.js'
 import { filterFromStored, filterToStored } from '../../../filter/filter-json.js'
 import type { MetadataFilter } from '../../../filter/filter-tree.js'
 import { type QuerySampleOptions, querySampleTable, type ResolvedStoreConfig } from '../../config/index.js'
+import { toVectorLiteral } from '../../ingest/index.js'
 
 /** What one flush did. */
 export interface QuerySampleFlush {
@@ -147,7 +148,7 @@ export class QuerySampler {
       for (const item of entry.items) {
         tenants.push(tenantId)
         ids.push(`${this.#token}-${(this.#counter++).toString(36).padStart(8, '0')}`)
-        vectors.push(`[${item.vector.join(',')}]`)
+        vectors.push(toVectorLiteral(item.vector))
         times.push(item.at)
         filters.push(item.filter ?? null)
       }
@@ -160,7 +161,7 @@ export class QuerySampler {
           from (select t from unnest(${touched}::text[]) t order by t) s`.execute(trx)
         await sql`insert into ${table} (tenant_id, sample_id, embedding, sampled_at, filter)
           select t, i, v::${sql.raw(this.#config.vectors.column)}, a, f::jsonb
-          from unnest(${tenants}::text[], ${ids}::text[], ${vectors}::text[], ${times}::timestamptz[], ${filters}::text[]) as x(t, i, v, a, f)`.execute(
+          from unnest(${tenants}::text[], ${ids}::text[], string_to_array(${vectors.join(';')}, ';'), ${times}::timestamptz[], ${filters}::text[]) as x(t, i, v, a, f)`.execute(
           trx,
         )
         await sql`delete from ${table} s using (
