@@ -11,6 +11,7 @@ import {
   type PgVectorStore,
 } from '../store/index.js'
 import type { Finding } from './findings.js'
+import { deliveredRecallFindings } from './recall-check.js'
 
 /** Options of {@link doctorStore} and {@link doctorRollup}. */
 export interface DoctorOptions {
@@ -28,8 +29,9 @@ export interface DoctorOptions {
  * A store's health, from the catalog and its own records: indexes left INVALID by a failed build
  * (`fail`), HNSW indexes never scanned since the statistics were reset (the shared one serving
  * nobody among them), tenants past the tier boundary without their own index, and tunings made
- * when the tenant was a different size or missing for an indexed tenant (`warn`). Reads only; it
- * counts each tenant's rows (one scan of the table).
+ * when the tenant was a different size or missing for an indexed tenant (`warn`), and the recall
+ * monitor's verdict on delivered recall (`fail` below what tuning stated, `warn` on too few real
+ * queries: {@link deliveredRecallFindings}). Reads only; it counts each tenant's rows (one scan of the table).
  *
  * ### Examples
  * ```ts
@@ -72,6 +74,8 @@ export async function doctorStore(db: Database, store: PgVectorStore, options: D
     })
   }
   findings.push(...(await tierFindings(db, store, new Set(indexes.map((i) => i.name)), options)))
+  // Delivered recall below what tuning stated (or too few real queries to tell): the recall monitor's verdict.
+  findings.push(...(await deliveredRecallFindings(store)))
   if (!findings.some((f) => f.level !== 'ok'))
     findings.push({ level: 'ok', object, check: 'store', detail: `${indexes.length} indexes valid, tiers and tuning current` })
   return findings

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { type ResolvedStoreConfig, tuningTable } from '../config/index.js'
+import { recallMonitorTable, type ResolvedStoreConfig, tuningTable } from '../config/index.js'
 
 /** What `optimize({ targetRecall })` chose for one tenant, kept in the store's tuning table. */
 export interface TenantTuning {
@@ -28,6 +28,12 @@ export interface TenantTuning {
   filter: FilterTuning | null
   /** The other ways tuning tried before settling (index rebuilds, quantized paths), and why each lost. */
   alternatives: TunedAlternative[] | null
+  /**
+   * The stated interval: with `confidence` (one-sided), the mean per-query recall@10 is at least
+   * `lower`; `mean` is the sample's, over `queries` queries (before traffic, the worst query
+   * family's). Absent: tuned before it was recorded (kept in the recall monitor's table, source `stated`).
+   */
+  recallBound?: { lower: number; mean: number; queries: number; confidence: number }
 }
 
 /** The filtered path of one tenant, as tuning chose it (`optimize()`): its walk's budget and when the exact branch is taken. */
@@ -136,7 +142,28 @@ export class TuningCache {
       select tenant_id, ef_search, exact, rows_at_tuning, target_recall, recall, search_p50_ms, exact_p50_ms,
         index_m, index_ef_construction, tuned_at, query_source, tuning_queries, filter_tuning, alternatives
       from ${sql.raw(tuningTable(this.config))}`.execute(via)
-    this.#byTenant = new Map(rows.map((r) => [String(r.tenant_id), fromRow(r)]))
+    // The stated interval is a recall figure of its tuning (src/store/tuning/recall-monitor.ts).
+    const { rows: stated } = await sql<{ tenant_id: string; source: string; recall: number; queries: number; measured_at: unknown }>`
+      select tenant_id, source, recall, queries, measured_at from ${sql.raw(recallMonitorTable(this.config))}
+      where source in ('stated', 'stated:lower')`.execute(via)
+    const bounds = new Map<string, { lower?: number; mean?: number; queries: number; at: number }>()
+    for (const r of stated) {
+      const at = r.measured_at instanceof Date ? r.measured_at : new Date(String(r.measured_at))
+      const b = bounds.get(String(r.tenant_id)) ?? { queries: Number(r.queries), at: at.getTime() }
+      if (r.source === 'stated') b.mean = Number(r.recall)
+      else b.lower = Number(r.recall)
+      bounds.set(String(r.tenant_id), b)
+    }
+    this.#byTenant = new Map(
+      rows.map((r) => {
+        const tuning = fromRow(r)
+        const b = bounds.get(tuning.tenantId)
+        // Only the interval of this tuning (recorded with its tunedAt).
+        if (b?.lower !== undefined && b.mean !== undefined && b.at === tuning.tunedAt.getTime())
+          tuning.recallBound = { lower: b.lower, mean: b.mean, queries: b.queries, confidence: 0.95 }
+        return [tuning.tenantId, tuning]
+      }),
+    )
     this.#loadedAt = performance.now()
   }
 

@@ -1,7 +1,8 @@
 /**
  * Keeping each tenant fast and right as it grows: tiers (which tenant gets its own index; the
  * work of `optimize()`, tenant-tiers), recall measured against the exact scan (recall,
- * measure-recall), tuning each tenant's `ef_search` to a target (tune-recall) and the cheaper ways
+ * measure-recall) and bounded over queries (recall-bound), the queries tuning uses before traffic
+ * (query-model), tuning each tenant's `ef_search` to a target (tune-recall) and the cheaper ways
  * tried before a near-exhaustive one (tuner-alternatives: rebuilds, quantized paths), its filtered
  * path (filtered/: the searches it is tuned on, synthetic filters over declared fields, the walk's
  * budget and exact threshold), and the record of recall over time (recall-monitor).
@@ -11,6 +12,8 @@
  */
 export * from './tenant-tiers.js' // optimize(): tiers and index builds
 export * from './recall.js' // tie-aware recall
+export * from './recall-bound.js' // a one-sided bound on mean per-query recall (the query is the unit)
+export * from './query-model.js' // tuning queries never stored, at the tenant's own scale
 export * from './measure-recall.js' // recall against the exact scan
 export * from './tune-recall.js' // the cheapest ef_search that meets the target
 export * from './tuner-alternatives.js' // rebuilds and quantized paths before a near-exhaustive ef_search

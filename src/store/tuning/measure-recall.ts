@@ -17,6 +17,8 @@ import { assertIntegerIn } from '../../util/assert-integer.js'
 import type { MetadataFilter } from '../../filter/filter-tree.js'
 import { efSearchInUse, hnswIndexNames, tenantSizes, type TuningCache } from '../schema/index.js'
 import { recordRecall } from './recall-monitor.js'
+import { modelQueries } from './query-model.js'
+import { recallBound, type RecallBound } from './recall-bound.js'
 
 /** Options of {@link PgVectorStore.measureRecall}. */
 export interface MeasureRecallOptions {
@@ -25,8 +27,9 @@ export interface MeasureRecallOptions {
   /** Query embeddings (one tenant only): an evaluation set. Default: per `source`. */
   queries?: readonly Embedding[]
   /**
-   * Where the queries come from without `queries`: `chunks` (default), `sample` of the tenant's own
-   * chunks, perturbed (seeded); `recent`, the newest `sample` of its recent real queries (the
+   * Where the queries come from without `queries`: `chunks` (default), `sample` queries of the query
+   * model around the tenant's chunks (points it never stored, at its own scale: {@link modelQueries});
+   * `recent`, the newest `sample` of its recent real queries (the
    * store's query sample; a tenant with none is left out). Either way the figure is recorded in
    * the recall monitor (`recallReport()`, recall@10) unless `efSearch` is given or `k` is not 10.
    */
@@ -49,8 +52,10 @@ export interface TenantRecall {
   /** The tenant's chunks. */
   rows: number
   queries: number
-  /** Tie-aware recall@k of `search` against `exactSearch`. */
+  /** Tie-aware recall@k of `search` against `exactSearch` (the mean per-query recall). */
   recall: number
+  /** Its one-sided 95% lower bound over queries ({@link recallBound}); `tooSmall` below 30 queries. */
+  bound: RecallBound
   /** The same counting only the exact ids (lower when near-duplicate chunks tie). */
   recallById: number
   searchP50Ms: number
@@ -80,7 +85,9 @@ const PERTURBATION = 0.3
 /**
  * `n` query embeddings from a tenant's own chunks: a seeded sample (ordered by a hash of each
  * chunk's key and the seed), each normalised and moved by seeded Gaussian noise of relative size
- * 0.3, so a query is near its chunk without being it.
+ * 0.3, so a query is near its chunk without being it. Tuning and `measureRecall` no longer use it:
+ * such queries flatter the index (a fixed 0.3, whatever the tenant's scale, leaves the chunk its
+ * query's nearest neighbour) — they use {@link modelQueries}.
  */
 export async function sampleQueries(
   db: Database,
@@ -117,7 +124,10 @@ export async function exactAnswers(
   return { truth, ms }
 }
 
-/** Recall of `search` with `options` against `truth`, and the time of each search. */
+/**
+ * Recall of `search` with `options` against `truth`, the time of each search, and each query's own
+ * recall (`perQuery`: hits / expected, 1 when nothing was expected) — the sampling unit of a bound.
+ */
 export async function searchRecall(
   handle: TenantStore,
   queries: readonly Embedding[],
@@ -125,7 +135,7 @@ export async function searchRecall(
   k: number,
   epsilon: number,
   options: SearchOptions = {},
-): Promise<{ recall: number; recallById: number; ms: number[] }> {
+): Promise<{ recall: number; recallById: number; ms: number[]; perQuery: number[] }> {
   const counts: RecallCount[] = []
   const ms: number[] = []
   for (let i = 0; i < queries.length; i++) {
@@ -134,7 +144,7 @@ export async function searchRecall(
     ms.push(performance.now() - t0)
     counts.push(countRecall(truth[i]!, got, epsilon))
   }
-  return { ...recallOf(counts), ms }
+  return { ...recallOf(counts), ms, perQuery: counts.map((c) => (c.expected ? c.hits / c.expected : 1)) }
 }
 
 /** The median and 95th percentile of `ms`. */
@@ -206,7 +216,8 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
     if (options.queries === undefined && options.efSearch === undefined && k === 10) {
       const efSearch = efSearchInUse(await store.tuning.get(tenantId), store.config.defaultEfSearch)
       const at = { tenantId, efSearch, measuredAt: new Date() }
-      figures.push({ ...at, source, recall: measured.recall, queries: measured.queries })
+      const lower = source === 'recent' ? { lower: measured.bound.lower } : {}
+      figures.push({ ...at, source, recall: measured.recall, ...lower, queries: measured.queries })
       if (measured.filtered)
         figures.push({ ...at, source: 'filtered', recall: measured.filtered.recall, queries: measured.filtered.queries })
     }
@@ -216,7 +227,7 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
     ? 'on the given queries'
     : source === 'recent'
       ? `on up to ${sample} of each tenant's newest sampled real queries (tenants without any left out)`
-      : `on ${sample} chunks per tenant sampled with seed "${seed}", each moved by seeded noise`
+      : `on ${sample} query-model queries per tenant (seed "${seed}": points between and around its chunks at its own k-th-neighbour scale)`
   return {
     k,
     epsilon,
@@ -224,7 +235,8 @@ export async function measureStoreRecall(store: MeasuredStore, options: MeasureR
     seconds: (performance.now() - started) / 1000,
     method:
       `recall@${k} of search at its current settings against exactSearch, ${on}; ` +
-      `a hit is a returned row within the exact ${k}-th distance + ${epsilon} (recallById counts exact ids); latency p50/p95 of sequential calls`,
+      `a hit is a returned row within the exact ${k}-th distance + ${epsilon} (recallById counts exact ids); ` +
+      `bound: one-sided 95% lower bound of the mean per-query recall (bootstrap and t over queries); latency p50/p95 of sequential calls`,
   }
 }
 
@@ -240,7 +252,7 @@ async function measureTenant(
     o.queries ??
     (source === 'recent'
       ? (await tenantSample(store.db, store.config, tenantId, o.sample)).queries
-      : await sampleQueries(store.db, store.config, tenantId, o.sample, o.seed))
+      : (await modelQueries(store.db, store.config, handle, o.sample, o.seed)).queries)
   if (queries.length === 0) return undefined
   const at = o.efSearch === undefined ? {} : { efSearch: o.efSearch }
   const { truth, ms: exactMs } = await exactAnswers(handle, queries, o.k)
@@ -251,6 +263,7 @@ async function measureTenant(
     tenantId,
     queries: queries.length,
     recall: r.recall,
+    bound: recallBound(r.perQuery, { seed: o.seed }),
     recallById: r.recallById,
     searchP50Ms: percentile(r.ms, 50),
     searchP95Ms: percentile(r.ms, 95),

@@ -20,6 +20,8 @@ import {
   withTableMaintenanceLock,
 } from '../schema/index.js'
 import { type ResolvedStoreConfig, storeIndexNames, type StoreStatements, tenantIndexName } from '../config/index.js'
+import { recallReport } from './recall-monitor.js'
+import { MIN_BOUND_QUERIES } from './recall-bound.js'
 import {
   DEFAULT_TARGET_RECALL,
   stillTuned,
@@ -318,15 +320,21 @@ async function tuneIndexedTenants(
   // The sample table, whoever wrote it: the process that tunes is often not the one that serves searches.
   const sampled = (tenantId: string, n: number, since?: Date) => tenantSample(store.db, store.config, tenantId, n, since)
   const deps = tuningDeps(store, concurrently === true)
+  // The recall monitor's verdicts: a tenant whose delivered recall fell below what was stated is re-tuned from its sample.
+  const flagged = new Set(
+    (await recallReport(store.db, store.config, await store.tuning.all())).filter((r) => r.belowStated).map((r) => r.tenantId),
+  )
   for (const tenantId of indexed) {
     const rows = rowsOf.get(tenantId) ?? 0
     const tuned = await store.tuning.get(tenantId)
     const sample = await sampled(tenantId, 0, tuned?.tunedAt)
-    if (!given.has(tenantId) && stillTuned(tuned, rows, target, params.retuneAbove, sample, params.minRecentQueries)) {
+    const isFlagged = flagged.has(tenantId)
+    if (!given.has(tenantId) && stillTuned(tuned, rows, target, params.retuneAbove, sample, params.minRecentQueries, isFlagged)) {
       unchanged.push(tenantId)
       continue
     }
-    tenants.push(await tuneTenant(deps, store.forTenant(tenantId), rows, target, params, options.indexBuild ?? {}, given.get(tenantId)))
+    const handle = store.forTenant(tenantId)
+    tenants.push(await tuneTenant(deps, handle, rows, target, params, options.indexBuild ?? {}, given.get(tenantId), isFlagged))
   }
   return { targetRecall: target, tenants, unchanged }
 }
@@ -345,7 +353,11 @@ function tuningDeps(store: TieredStore, concurrently: boolean): TuningDeps {
   }
 }
 
-const QUERY_SOURCE_WORDS = { recent: 'recent real queries', given: 'given queries', chunks: 'chunk-sample queries' } as const
+const QUERY_SOURCE_WORDS = {
+  recent: 'recent real queries',
+  given: 'given queries',
+  chunks: 'model queries (never stored, at its own scale)',
+} as const
 
 /** `optimize({ queries })` checked: tenant ids and embeddings of the store's shape, before anything is built. */
 function givenQueries(value: OptimizeOptions['queries'], config: ResolvedStoreConfig): Map<string, readonly Embedding[]> {
@@ -374,16 +386,25 @@ function tuningNotes(tuning: OptimizeResult['tuning']): string[] {
           (r) =>
             `${r.tenantId} ef_search ${r.efSearch}` +
             `${r.rebuiltWith ? ` (index rebuilt, m ${r.rebuiltWith.m}, ef_construction ${r.rebuiltWith.efConstruction})` : ''}: ${r.recall.toFixed(3)}, ` +
-            `${ms(r.searchP50Ms ?? 0)} p50 on ${r.queries} ${QUERY_SOURCE_WORDS[r.querySource]}` +
-            `${r.chunkRecall === undefined ? '' : ` (${r.chunkRecall.toFixed(3)} on chunk samples)`}`,
+            `${ms(r.searchP50Ms ?? 0)} p50 on ${r.queries} ${QUERY_SOURCE_WORDS[r.querySource]}, ` +
+            `stated ≥ ${r.bound.lower.toFixed(3)} with ${Math.round(r.bound.confidence * 100)}% confidence (mean ${r.bound.mean.toFixed(3)} over ${r.bound.queries} queries` +
+            `${r.families ? `, the worst of ${r.families.length} query families` : ''})` +
+            `${r.retunedFlagged ? ', re-tuned: its delivered recall was below the target' : ''}` +
+            `${r.chunkRecall === undefined ? '' : ` (${r.chunkRecall.toFixed(3)} on model queries)`}`,
         )
         .join('; ')}.`,
     )
   }
+  for (const r of tuning.tenants.filter((x) => x.bound.tooSmall && x.path === 'index')) {
+    notes.push(
+      `${r.tenantId}: its stated bound rests on ${r.bound.queries} queries (fewer than ${MIN_BOUND_QUERIES}): the sample is too small to state much; ` +
+        `raise tuning.sample or let it collect real queries.`,
+    )
+  }
   for (const r of tuning.tenants.filter((x) => x.path === 'exact')) {
     notes.push(
-      `${r.tenantId} (${r.rows} chunks): no index setting reached recall ${r.requiredOnSample.toFixed(3)} on its ${r.queries} ${QUERY_SOURCE_WORDS[r.querySource]} ` +
-        `(the target ${tuning.targetRecall} with its sampling margin${r.querySource === 'chunks' ? ', raised for chunk samples' : ''}) within ${ms(r.latencyBoundMs)} p50 ` +
+      `${r.tenantId} (${r.rows} chunks): no index setting reached a ${Math.round(r.bound.confidence * 100)}% lower bound of ${r.requiredOnSample.toFixed(3)} on its ${r.queries} ${QUERY_SOURCE_WORDS[r.querySource]} ` +
+        `(over queries${r.querySource === 'chunks' ? ', every query family' : ''}) within ${ms(r.latencyBoundMs)} p50 ` +
         `(best: ${bestTried(r)}); its searches take the exact path (recall 1.0, ${ms(r.exactP50Ms)} p50).`,
     )
   }

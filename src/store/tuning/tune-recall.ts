@@ -1,14 +1,16 @@
 import { InvalidArgumentError } from '../../errors.js'
 import type { FilterTuning, IndexBuildOptions, TenantTuning, TunedAlternative, TuningCache } from '../schema/index.js'
 import type { Embedding } from '../ingest/index.js'
-import { exactAnswers, percentile, sampleQueries, searchRecall } from './measure-recall.js'
+import { exactAnswers, percentile, searchRecall } from './measure-recall.js'
 import { DEFAULT_RECALL_EPSILON } from './recall.js'
 import type { Database } from '../../db/database.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
 import { DEFAULT_EXACT_BELOW, modelExactBelow, type TenantStore } from '../tenant/index.js'
 import { recordRecall } from './recall-monitor.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
-import { chooseIndexSetting, type Graph, type LadderStep } from './tuner-alternatives.js'
+import { chooseIndexSetting, type Graph, type IndexChoice, type LadderStep, type RecallJudgement } from './tuner-alternatives.js'
+import { modelQueries, type QueryFamily } from './query-model.js'
+import { MIN_BOUND_QUERIES, recallBound, type RecallBound } from './recall-bound.js'
 import { filterCases, type FilterCaseSources } from './filtered/filter-cases.js'
 import { type FilterTuningReport, tuneFilteredPath } from './filtered/filtered-tuning.js'
 
@@ -45,16 +47,22 @@ export interface RecallTuningOptions {
   minRecentFilters?: number
   /** Searches each filter is measured with: a synthetic filter with this many tuning queries, a sent one topped up to it with the tenant's tuning queries (within 2 × `sample` in all). Default 20. */
   filterQueries?: number
-  /** Queries sampled from the tenant's chunks. Default 200. */
+  /** Tuning queries: up to this many recent ones, or this many of the query model's. Default 200. */
   sample?: number
+  /**
+   * One-sided confidence of the stated bound: a setting is chosen when the lower bound of its mean
+   * per-query recall (before traffic, also no more than the worst query family's mean) meets the
+   * target with this confidence. 0.5..0.999. Default 0.95.
+   */
+  confidence?: number
   /** A tuned tenant is tuned again when its chunks changed by more than this fraction. Default 0.2. */
   retuneAbove?: number
   /** Seed of the sample. Default `pgscale`. */
   seed?: string
   /**
    * A tenant is tuned on its recent real queries (the store's query sample, up to `sample` of the
-   * newest) when it has at least this many; else on a sample of its chunks, held to a wider
-   * margin. Default 50.
+   * newest) when it has at least this many; else on the query model's (points it never stored,
+   * calibrated to its own distances: {@link modelQueries}). Default 50.
    */
   minRecentQueries?: number
 }
@@ -72,15 +80,30 @@ export interface TenantTuningReport {
   exactP50Ms: number
   latencyBoundMs: number
   /**
-   * The recall the choice had to reach on the sample: the target plus a one-sided 95% margin for
-   * sampling (1.645 standard errors of a proportion over sample × 10 results), so that another
-   * sample of queries also meets the target.
+   * What the stated bound had to reach: the target (the lower confidence bound of the mean
+   * per-query recall, over queries, not results; see `bound`).
    */
   requiredOnSample: number
+  /**
+   * The stated interval: with `confidence`, the tenant's mean per-query recall@10 is at least
+   * `lower` (with the query model, also at most its worst family's mean: {@link judgeRecall});
+   * `mean` is the sample's, `queries` the queries it rests on. `tooSmall` below
+   * {@link MIN_BOUND_QUERIES}. On the exact path 1 / 1.
+   */
+  bound: StatedBound
+  /** With the query model: the chosen setting's mean and bound per query family (the stated lower bound is at most the worst mean). */
+  families?: Array<{ family: QueryFamily } & StatedBound>
   /** Set when the tenant's index was rebuilt to reach the target. */
   rebuiltWith?: { m: number; efConstruction: number }
-  /** The queries it was tuned on: recent real ones (the query sample), the call's (`optimize({ queries })`) or a sample of its chunks. */
+  /**
+   * The queries it was tuned on: recent real ones (the query sample), the call's (`optimize({ queries })`)
+   * or the query model's around its chunks (`chunks`).
+   */
   querySource: 'recent' | 'given' | 'chunks'
+  /** With the query model: the median distance (Euclidean; chord for cosine) from a chunk to its 10th neighbour, its scale. */
+  kthDistance?: number
+  /** Re-tuned because the recall monitor flagged its delivered recall (below the target minus the margin). */
+  retunedFlagged?: boolean
   queries: number
   /** Tuned on recent queries: recall of the chosen setting on a chunk sample, for comparison. */
   chunkRecall?: number
@@ -91,6 +114,9 @@ export interface TenantTuningReport {
   /** The filtered path: what was chosen and each candidate budget tried. */
   filter?: FilterTuningReport
 }
+
+/** A stated interval: see {@link TenantTuningReport.bound}. */
+export type StatedBound = Pick<RecallBound, 'lower' | 'mean' | 'queries' | 'confidence' | 'tooSmall'>
 
 const DEFAULT_STEPS = [40, 64, 100, 130, 160, 200, 250, 320, 400, 500, 640, 800, 1000]
 const DEFAULT_REBUILDS = [
@@ -118,7 +144,11 @@ export function tuningParameters(options: RecallTuningOptions) {
     throw new InvalidArgumentError('cheapFraction must be a non-negative number')
   if (options.filters !== undefined && typeof options.filters !== 'boolean')
     throw new InvalidArgumentError('tuning.filters must be a boolean')
+  const confidence = options.confidence ?? 0.95
+  if (typeof confidence !== 'number' || !(confidence >= 0.5 && confidence <= 0.999))
+    throw new InvalidArgumentError(`tuning.confidence must be a number from 0.5 to 0.999, got ${String(confidence)}`)
   return {
+    confidence,
     cheapFraction,
     filters: options.filters ?? true,
     minRecentFilters: assertIntegerIn(options.minRecentFilters ?? 20, 1, 10_000, 'minRecentFilters'),
@@ -134,9 +164,10 @@ export function tuningParameters(options: RecallTuningOptions) {
 }
 
 /**
- * The recall a sample of `results` must show so that the true recall meets `target` with 95%
- * confidence (one-sided; normal approximation of a proportion). Measured here: tuned to exactly
- * 0.98 on 100 queries, three real-text tenants re-measured on another 200 at 0.977-0.984.
+ * The old margin, kept for callers: the recall a sample of `results` must show so that the true
+ * recall meets `target` with 95% confidence under a binomial model of results. Tuning no longer
+ * uses it — results of one query are correlated, the query is the sampling unit
+ * ({@link recallBound}).
  *
  * ### Examples
  * ```ts
@@ -149,7 +180,8 @@ export function requiredOnSample(target: number, results: number): number {
 }
 
 /**
- * The recall a tuning on chunk samples aims at: half the target's miss rate (0.99 for 0.98).
+ * The old raised target of tunings on perturbed chunks, kept for callers; the query model
+ * ({@link modelQueries}) replaced both. It was: half the target's miss rate (0.99 for 0.98).
  * Chunk samples flatter — a query near a stored chunk finds it easily (on the Debian-docs corpus,
  * 0.995-0.998 on chunk samples where held-out short queries measured 0.988-0.998, docs/store.md) —
  * so without enough recent queries tuning asks for more. Half, not less: a quarter (0.995) made the
@@ -167,8 +199,9 @@ export function chunkSampleTarget(target: number): number {
 /**
  * Whether a tenant's recorded tuning is still good for `target` at `rows` chunks, given its query
  * sample: re-tuned when its size changed by more than `retuneAbove`, when it was tuned on chunks
- * and now has enough recent queries, or when more than `retuneAbove` of its sample is newer than
- * the tuning (a tuning on given queries changes only with the size, or with new given queries).
+ * and now has enough recent queries, when more than `retuneAbove` of its sample is newer than
+ * the tuning (a tuning on given queries changes only with the size, or with new given queries), or
+ * when the recall monitor `flagged` its delivered recall ({@link deliveredBelowStated}).
  *
  * ### Examples
  * ```ts
@@ -182,8 +215,9 @@ export function stillTuned(
   retuneAbove: number,
   sample: { total: number; newer: number } = { total: 0, newer: 0 },
   minRecentQueries = 50,
+  flagged = false,
 ): boolean {
-  if (!tuning || tuning.targetRecall !== target) return false
+  if (!tuning || tuning.targetRecall !== target || flagged) return false
   if (Math.abs(rows - tuning.rowsAtTuning) > retuneAbove * Math.max(1, tuning.rowsAtTuning)) return false
   if (tuning.querySource === 'chunks') return sample.total < minRecentQueries
   if (tuning.querySource === 'given') return true
@@ -225,28 +259,29 @@ export async function tuneTenant(
   params: ReturnType<typeof tuningParameters>,
   indexBuild: IndexBuildOptions,
   given?: readonly Embedding[],
+  flagged = false,
 ): Promise<TenantTuningReport> {
   const tenantId = handle.tenantId
-  const { querySource, queries } = await tuningQueries(deps, tenantId, params, given)
+  const { querySource, queries, families, kthDistance } = await tuningQueries(deps, handle, params, given, flagged)
   const { truth, ms: exactMs } = await exactAnswers(handle, queries, 10)
   const exactP50Ms = percentile(exactMs, 50)
   const bound = params.maxLatencyMs ?? exactP50Ms
-  const required = requiredOnSample(querySource === 'chunks' ? chunkSampleTarget(target) : target, queries.length * 10)
-  const current = (await deps.currentGraph(tenantId)) ?? { m: indexBuild.m ?? 16, efConstruction: indexBuild.efConstruction ?? 64 }
   const setting = await chooseIndexSetting({
     handle,
     config: deps.config,
     queries,
     truth,
     steps: params.steps,
-    required,
+    judge: (perQuery) => judgeRecall(perQuery, families, target, params).judged,
+    target,
     boundMs: bound,
     cheapMs: params.cheapFraction * exactP50Ms,
     rebuilds: params.rebuilds,
-    current,
+    current: (await deps.currentGraph(tenantId)) ?? { m: indexBuild.m ?? 16, efConstruction: indexBuild.efConstruction ?? 64 },
     rebuild: (graph) => deps.rebuild(tenantId, { ...indexBuild, m: graph.m, efConstruction: graph.efConstruction }),
   })
   const { chosen, rebuiltWith } = setting
+  const { stated, perFamily } = statedInterval(chosen, families, queries.length, params)
   const unfiltered: TenantTuning = {
     tenantId,
     rowsAtTuning: rows,
@@ -263,16 +298,16 @@ export async function tuneTenant(
     tuningQueries: queries.length,
     filter: null,
     alternatives: setting.alternatives.length ? setting.alternatives : null,
+    recallBound: { lower: stated.lower, mean: stated.mean, queries: stated.queries, confidence: stated.confidence },
   }
-  // Saved first: the filtered path is measured as searches will run it, at the tenant's new setting.
-  await deps.cache.save(unfiltered)
+  await deps.cache.save(unfiltered) // first: the filtered path is measured as searches will run it
   const filtered =
     chosen && params.filters
       ? await tuneFiltered(deps, handle, { ...unfiltered, exactP50Ms, efSearch: chosen.efSearch, target, queries }, params)
       : undefined
   const tuning: TenantTuning = { ...unfiltered, filter: filtered?.choice ?? null }
   if (filtered) await deps.cache.save(tuning)
-  const chunkRecall = await recordTuningRecall(deps, handle, tuning, params)
+  const chunkRecall = await recordTuningRecall(deps, handle, tuning, params, stated)
   return {
     tenantId,
     rows,
@@ -282,10 +317,14 @@ export async function tuneTenant(
     searchP50Ms: tuning.searchP50Ms,
     exactP50Ms,
     latencyBoundMs: bound,
-    requiredOnSample: required,
+    requiredOnSample: target,
+    bound: stated,
+    ...(perFamily ? { families: perFamily } : {}),
     rebuiltWith,
     querySource,
     queries: queries.length,
+    ...(kthDistance === undefined ? {} : { kthDistance }),
+    ...(flagged && { retunedFlagged: true }),
     ...(chunkRecall === undefined ? {} : { chunkRecall }),
     tried: setting.tried,
     alternatives: setting.alternatives,
@@ -331,17 +370,94 @@ async function tuneFiltered(
   return { choice, tried: [], filters: [] }
 }
 
-/** The queries a tenant is tuned on: the given ones, else its recent queries when it has enough, else a chunk sample. */
+/**
+ * The queries a tenant is tuned on: the given ones, else its recent queries when it has enough (a
+ * tenant the monitor flagged: when it has {@link MIN_FLAGGED_QUERIES}), else the query model's.
+ */
 async function tuningQueries(
   deps: { db: Database; config: ResolvedStoreConfig; recentQueries: (tenantId: string, n: number) => Promise<number[][]> },
-  tenantId: string,
+  handle: TenantStore,
   params: ReturnType<typeof tuningParameters>,
   given: readonly Embedding[] | undefined,
-): Promise<{ querySource: TenantTuning['querySource']; queries: readonly Embedding[] }> {
+  flagged: boolean,
+): Promise<{ querySource: TenantTuning['querySource']; queries: readonly Embedding[]; families?: QueryFamily[]; kthDistance?: number }> {
   if (given) return { querySource: 'given', queries: given }
-  const recent = await deps.recentQueries(tenantId, params.sample)
-  if (recent.length >= params.minRecentQueries) return { querySource: 'recent', queries: recent }
-  return { querySource: 'chunks', queries: await sampleQueries(deps.db, deps.config, tenantId, params.sample, params.seed) }
+  const recent = await deps.recentQueries(handle.tenantId, params.sample)
+  if (recent.length >= (flagged ? Math.min(MIN_FLAGGED_QUERIES, params.minRecentQueries) : params.minRecentQueries))
+    return { querySource: 'recent', queries: recent }
+  const model = await modelQueries(deps.db, deps.config, handle, params.sample, params.seed)
+  return { querySource: 'chunks', queries: model.queries, families: model.families, kthDistance: model.kthDistance }
+}
+
+/** A flagged tenant is re-tuned on its query sample when it has at least this many queries. */
+const MIN_FLAGGED_QUERIES = 20
+
+/**
+ * A setting's per-query recall judged against `target`: the stated lower bound is the one-sided
+ * bound of the mean over all queries ({@link recallBound}), and with the query model no more than
+ * its worst family's mean (the worst credible recall: a family of ~50 queries is too small for a
+ * bound of its own to mean much, but its mean below the target is a miss); it must reach `target`.
+ *
+ * ### Examples
+ * ```ts
+ * judgeRecall(perQuery, families, 0.98, tuningParameters({})).judged // { ok: true, lower: 0.983, mean: 0.991, queries: 200 }
+ * ```
+ */
+export function judgeRecall(
+  perQuery: readonly number[],
+  families: readonly QueryFamily[] | undefined,
+  target: number,
+  params: { confidence: number; seed: string },
+): { judged: RecallJudgement; bound: RecallBound } {
+  const pooled = bound(perQuery, params, 'all')
+  const worstMean = families ? Math.min(...familyBounds(perQuery, families, params).map((b) => b.mean)) : 1
+  const lower = Math.min(pooled.lower, worstMean)
+  return { judged: { ok: lower >= target, lower, mean: pooled.mean, queries: pooled.queries }, bound: { ...pooled, lower } }
+}
+
+function bound(values: readonly number[], params: { confidence: number; seed: string }, family: string): RecallBound {
+  return recallBound(values, { confidence: params.confidence, seed: `${params.seed}:${family}` })
+}
+
+/** Per query family: its queries' bound. */
+function familyBounds(
+  perQuery: readonly number[],
+  families: readonly QueryFamily[],
+  params: { confidence: number; seed: string },
+): Array<{ family: QueryFamily } & RecallBound> {
+  const by = new Map<QueryFamily, number[]>()
+  perQuery.forEach((v, i) => {
+    const f = families[i]!
+    by.set(f, [...(by.get(f) ?? []), v])
+  })
+  return [...by].map(([family, values]) => ({ family, ...bound(values, params, family) }))
+}
+
+/** The stated interval of the choice (1 / 1 on the exact path), and with the query model each family's. */
+function statedInterval(
+  chosen: IndexChoice | undefined,
+  families: readonly QueryFamily[] | undefined,
+  queries: number,
+  params: { confidence: number; seed: string },
+): { stated: StatedBound; perFamily?: Array<{ family: QueryFamily } & StatedBound> } {
+  if (!chosen) return { stated: { lower: 1, mean: 1, queries, confidence: params.confidence, tooSmall: false } }
+  const stated = statedOf(chosen.judged, params)
+  if (!families) return { stated }
+  const perFamily = familyBounds(chosen.perQuery, families, params).map((b) => ({
+    family: b.family,
+    lower: b.lower,
+    mean: b.mean,
+    queries: b.queries,
+    confidence: b.confidence,
+    tooSmall: b.tooSmall,
+  }))
+  return { stated, perFamily }
+}
+
+/** The stated interval of a judged setting. */
+function statedOf(judged: RecallJudgement, params: { confidence: number }): StatedBound {
+  const queries = judged.queries
+  return { lower: judged.lower, mean: judged.mean, queries, confidence: params.confidence, tooSmall: queries < MIN_BOUND_QUERIES }
 }
 
 /**
@@ -353,15 +469,22 @@ async function recordTuningRecall(
   handle: TenantStore,
   tuning: TenantTuning,
   params: ReturnType<typeof tuningParameters>,
+  stated: StatedBound,
 ): Promise<number | undefined> {
   const source = tuning.querySource
-  // Given queries are the caller's evaluation set: their figure is in the report, not in the monitor.
-  if (source === 'given') return undefined
-  const chunkRecall = source === 'recent' ? await chunkSampleRecall(deps, handle, tuning.efSearch, tuning.exact, params) : undefined
   const figure = { tenantId: tuning.tenantId, efSearch: tuning.exact ? null : tuning.efSearch, measuredAt: tuning.tunedAt }
+  // The stated interval, whatever the queries: what tenantTuning() and the monitor compare with.
+  const statedFigure = { ...figure, source: 'stated' as const, recall: stated.mean, lower: stated.lower, queries: stated.queries }
+  // Given queries are the caller's evaluation set: their figure is in the report, not in the monitor.
+  if (source === 'given') {
+    await recordRecall(deps.db, deps.config, [statedFigure])
+    return undefined
+  }
+  const chunkRecall = source === 'recent' ? await chunkSampleRecall(deps, handle, tuning.efSearch, tuning.exact, params) : undefined
   const filter = tuning.filter
   await recordRecall(deps.db, deps.config, [
-    { ...figure, source, recall: tuning.recall, queries: tuning.tuningQueries ?? 0 },
+    statedFigure,
+    { ...figure, source, recall: tuning.recall, queries: tuning.tuningQueries ?? 0, ...(source === 'recent' && { lower: stated.lower }) },
     ...(chunkRecall === undefined ? [] : [{ ...figure, source: 'chunks' as const, recall: chunkRecall, queries: CHUNK_CHECK }]),
     // The filtered path on the searches users sent (not on synthetic filters: those are tuning's own).
     ...(filter?.source === 'recent' && filter.recall !== null
@@ -371,10 +494,10 @@ async function recordTuningRecall(
   return chunkRecall
 }
 
-/** Chunk-sample queries measured beside a tuning on recent ones. */
+/** Query-model queries measured beside a tuning on recent ones. */
 const CHUNK_CHECK = 50
 
-/** Recall of the chosen setting on a chunk sample (1 on the exact path): the figure tuning on chunks would have seen. */
+/** Recall of the chosen setting on the query model's queries (1 on the exact path): the figure tuning before traffic would have seen. */
 async function chunkSampleRecall(
   deps: { db: Database; config: ResolvedStoreConfig },
   handle: TenantStore,
@@ -383,7 +506,7 @@ async function chunkSampleRecall(
   params: ReturnType<typeof tuningParameters>,
 ): Promise<number> {
   if (exact || efSearch === null) return 1
-  const queries = await sampleQueries(deps.db, deps.config, handle.tenantId, CHUNK_CHECK, params.seed)
+  const { queries } = await modelQueries(deps.db, deps.config, handle, CHUNK_CHECK, params.seed)
   const { truth } = await exactAnswers(handle, queries, 10)
   const r = await searchRecall(handle, queries, truth, 10, DEFAULT_RECALL_EPSILON, {
     efSearch,

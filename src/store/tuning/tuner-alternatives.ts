@@ -4,6 +4,7 @@ import type { TunedAlternative } from '../schema/index.js'
 import type { SearchResult, TenantStore } from '../tenant/index.js'
 import { percentile, searchRecall } from './measure-recall.js'
 import { DEFAULT_RECALL_EPSILON } from './recall.js'
+import { studentT } from './recall-bound.js'
 
 /** An HNSW graph's build parameters. */
 export interface Graph {
@@ -11,10 +12,27 @@ export interface Graph {
   efConstruction: number
 }
 
+/**
+ * Whether a setting's per-query recall meets the target, and the stated interval: the one-sided
+ * lower bound (the worst query family's, with the query model) and the mean it goes with.
+ */
+export interface RecallJudgement {
+  ok: boolean
+  lower: number
+  mean: number
+  /** The queries the stated bound rests on. */
+  queries: number
+}
+
 /** A setting that met the target: its `ef_search` on a graph (undefined: the tenant's index as it was). */
 export interface IndexChoice {
   efSearch: number
+  /** Mean per-query recall over every tuning query. */
   recall: number
+  /** The stated interval of the setting (see {@link RecallJudgement}). */
+  judged: RecallJudgement
+  /** Each tuning query's recall at the setting, in order. */
+  perQuery: number[]
   p50Ms: number
   graph: Graph | undefined
 }
@@ -24,7 +42,12 @@ export interface LadderStep {
   efSearch: number
   m: number | null
   efConstruction: number | null
+  /** Mean per-query recall over every tuning query. */
   recall: number
+  /** The one-sided 95% lower bound the target is judged on (0 when the step stopped early). */
+  lower?: number
+  /** The step stopped after this many queries: its mean was credibly below the target. */
+  stoppedAt?: number
   p50Ms: number
 }
 
@@ -35,8 +58,10 @@ export interface AlternativesContext {
   queries: readonly Embedding[]
   truth: readonly SearchResult[][]
   steps: readonly number[]
-  /** Recall a setting must reach on the sample. */
-  required: number
+  /** Judges a setting's per-query recall (in the order of `queries`) against the target. */
+  judge(perQuery: readonly number[]): RecallJudgement
+  /** The target: a step whose mean so far is credibly below it stops early (absent: every step measured to the end). */
+  target?: number
   /** The slowest p50 a setting may have (the exact scan's, by default). */
   boundMs: number
   /** Above this p50, the cheapest setting is near-exhaustive: the alternatives are tried (`cheapFraction` × the exact p50). */
@@ -69,7 +94,7 @@ export interface IndexSettingChoice {
  *
  * ### Examples
  * ```ts
- * const { chosen, alternatives } = await chooseIndexSetting({ handle, config, queries, truth, steps, required: 0.9851, boundMs: 20, cheapMs: 10, … })
+ * const { chosen, alternatives } = await chooseIndexSetting({ handle, config, queries, truth, steps, judge, boundMs: 20, cheapMs: 10, … })
  * ```
  */
 export async function chooseIndexSetting(ctx: AlternativesContext): Promise<IndexSettingChoice> {
@@ -114,23 +139,68 @@ async function restore(ctx: AlternativesContext, best: IndexChoice, tried: Ladde
 }
 
 /**
- * The `ef_search` ladder on the index as it is: ascending, stopping at the first step that meets
- * `required` within the bound (the choice) or that meets it too slowly or exceeds the bound (none).
+ * The `ef_search` ladder on the index as it is: ascending, stopping at the first step the judge
+ * accepts within the bound (the choice) or that it accepts too slowly or exceeds the bound (none).
  */
 async function ladder(ctx: AlternativesContext, graph: Graph | undefined, tried: LadderStep[]): Promise<IndexChoice | undefined> {
   for (const efSearch of ctx.steps) {
-    const r = await searchRecall(ctx.handle, ctx.queries, ctx.truth, 10, DEFAULT_RECALL_EPSILON, {
+    const r = await stepRecall(ctx, efSearch)
+    const p50Ms = percentile(r.ms, 50)
+    const judged: RecallJudgement = r.stoppedAt ? { ok: false, lower: 0, mean: r.recall, queries: r.stoppedAt } : ctx.judge(r.perQuery)
+    tried.push({
+      efSearch,
+      m: graph?.m ?? null,
+      efConstruction: graph?.efConstruction ?? null,
+      recall: r.recall,
+      lower: judged.lower,
+      p50Ms,
+      ...(r.stoppedAt ? { stoppedAt: r.stoppedAt } : {}),
+    })
+    if (judged.ok && p50Ms <= ctx.boundMs) return { efSearch, recall: r.recall, judged, perQuery: r.perQuery, p50Ms, graph }
+    // A larger ef_search only costs more time: stop at the first that meets the target or the bound.
+    if (judged.ok || p50Ms > ctx.boundMs) return undefined
+  }
+  return undefined
+}
+
+/** Queries measured between looks at whether a step is hopeless. */
+const LOOK_EVERY = 50
+
+/**
+ * One step's recall on the tuning queries, measured in slices of {@link LOOK_EVERY}: a step whose
+ * mean so far is credibly below the target (its one-sided 99% upper bound, over the queries so
+ * far) stops there (`stoppedAt`) — a larger `ef_search` will be measured anyway, and a failing step
+ * need not be measured to the end. The model's queries come one family after another per anchor,
+ * so every slice holds each family.
+ */
+async function stepRecall(
+  ctx: AlternativesContext,
+  efSearch: number,
+): Promise<{ recall: number; perQuery: number[]; ms: number[]; stoppedAt?: number }> {
+  const perQuery: number[] = []
+  const ms: number[] = []
+  for (let from = 0; from < ctx.queries.length; from += LOOK_EVERY) {
+    const to = Math.min(ctx.queries.length, from + LOOK_EVERY)
+    const r = await searchRecall(ctx.handle, ctx.queries.slice(from, to), ctx.truth.slice(from, to), 10, DEFAULT_RECALL_EPSILON, {
       efSearch,
       iterativeScan: 'relaxed',
       exactFallback: false,
     })
-    const p50Ms = percentile(r.ms, 50)
-    tried.push({ efSearch, m: graph?.m ?? null, efConstruction: graph?.efConstruction ?? null, recall: r.recall, p50Ms })
-    if (r.recall >= ctx.required && p50Ms <= ctx.boundMs) return { efSearch, recall: r.recall, p50Ms, graph }
-    // A larger ef_search only costs more time: stop at the first that meets the target or the bound.
-    if (r.recall >= ctx.required || p50Ms > ctx.boundMs) return undefined
+    perQuery.push(...r.perQuery)
+    ms.push(...r.ms)
+    const mean = perQuery.reduce((a, b) => a + b, 0) / perQuery.length
+    if (to < ctx.queries.length && ctx.target !== undefined && upperBound(perQuery, mean) < ctx.target)
+      return { recall: mean, perQuery, ms, stoppedAt: perQuery.length }
   }
-  return undefined
+  return { recall: perQuery.reduce((a, b) => a + b, 0) / Math.max(1, perQuery.length), perQuery, ms }
+}
+
+/** A one-sided 99% upper bound of the mean of `values` (Student t). */
+function upperBound(values: readonly number[], mean: number): number {
+  const n = values.length
+  if (n < 2) return 1
+  const variance = values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1)
+  return mean + studentT(0.99, n - 1) * Math.sqrt(variance / n)
 }
 
 function settingOf(found: IndexChoice | undefined): Pick<TunedAlternative, 'efSearch' | 'recall' | 'p50Ms'> {

@@ -1,7 +1,6 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { connect, hasCitusShardNodes, InvalidArgumentError, PgScaleError, PgVectorStore, type OptimizeResult } from '../../../src/index.js'
-import { chunkSampleTarget, requiredOnSample } from '../../../src/bench-kit.js'
 import { generateCorpus, offTopicQueries, type CorpusSpec } from '../../../bench/synthetic/corpus.js'
 import { itWithServer, skipBecause } from '../../support/skip.js'
 import { testTarget, useTestDatabase } from '../../support/test-database.js'
@@ -44,22 +43,13 @@ describe('tuning on recent queries', () => {
     const onRecent = sampled.tuning.tenants[0]!
     expect([onChunks.querySource, onChunks.queries]).toEqual(['chunks', 200])
     expect([onRecent.querySource, onRecent.queries]).toEqual(['recent', 200])
-    // At the first step the chunk sample looks fine and the real queries do not.
+    // At the first step the query model's queries (near the data) look fine and the off-topic real queries do not.
     expect(onChunks.tried[0]!.recall).toBeGreaterThan(onRecent.tried[0]!.recall)
-    // Below what tuning requires of a 200-query sample (0.98 plus its margin): tuning must go past ef_search 40.
-    expect(onRecent.tried[0]!.recall).toBeLessThan(requiredOnSample(0.98, 2000))
-    // What a chunk sample alone would choose on the same graph (two tables' graphs differ: levels are random).
-    const required = requiredOnSample(chunkSampleTarget(0.98), 2000)
-    let chunkChoice = Infinity
-    for (const efSearch of onRecent.tried.map((x) => x.efSearch)) {
-      const r = await store.measureRecall({ tenantId: 'a', sample: 200, efSearch })
-      if (r.tenants[0]!.recall >= required) {
-        chunkChoice = efSearch
-        break
-      }
-    }
-    if (onRecent.path === 'index') expect(onRecent.efSearch!).toBeGreaterThan(chunkChoice)
-    expect(onRecent.chunkRecall).toBeGreaterThan(onRecent.recall - 1e-9)
+    // Its lower bound over the 200 queries misses 0.98: tuning must go past ef_search 40.
+    expect(onRecent.tried[0]!.lower ?? 0).toBeLessThan(0.98)
+    // The query model is no longer easier than these off-topic queries (it may choose a higher
+    // ef_search than they need): only the first step is compared; its figure is reported beside.
+    expect(onRecent.chunkRecall).toBeGreaterThan(0)
     expect(sampled.notes.join(' ')).toMatch(/on 200 recent real queries/)
   })
 
@@ -72,13 +62,15 @@ describe('tuning on recent queries', () => {
     const given = await plain.optimize({ ...optimizeOptions, queries: { a: offTopic.slice(0, 200) } })
     const onGiven = given.tuning.tenants[0]!
     expect([onGiven.tenantId, onGiven.querySource, onGiven.queries]).toEqual(['a', 'given', 200])
-    // Tuned to the target (with its sampling margin) on the given set itself.
-    if (onGiven.path === 'index') expect(onGiven.recall).toBeGreaterThanOrEqual(requiredOnSample(0.98, 2000))
+    // Tuned to the target (its lower bound over the given queries) on the given set itself.
+    if (onGiven.path === 'index') expect(onGiven.bound.lower).toBeGreaterThanOrEqual(0.98)
+    expect(onGiven.bound.queries).toBe(200)
     expect(given.notes.join(' ')).toMatch(/on 200 given queries/)
     expect((await plain.tenantTuning())[0]!.querySource).toBe('given')
     // Without queries, a tuning on given queries holds until the tenant's size changes.
     expect((await plain.optimize(optimizeOptions)).tuning.unchanged).toEqual(['a'])
-  })
+    // (a bound over 200 off-topic queries climbs further than the old margin over results did: rebuilds on a busy machine)
+  }, 180_000)
 
   it('records where tuning came from and the recall monitor compares both sources', async () => {
     const [tuned] = await store.tenantTuning()
@@ -107,7 +99,7 @@ describe('tuning on recent queries', () => {
     // 256 kept, 100 of them newer than the tuning: more than retuneAbove (0.2) changed.
     expect(await count('ood_sampled_query_sample', 'a')).toBe(256)
     expect(changed.tuning.tenants.map((r) => [r.tenantId, r.querySource])).toEqual([['a', 'recent']])
-  })
+  }, 180_000)
 })
 
 describe('the sample itself', () => {

@@ -118,7 +118,7 @@ describe('optimize({ targetRecall })', () => {
     const stubborn = result.tuning.tenants.find((r) => r.tenantId === 'stubborn')!
     expect(stubborn).toMatchObject({ path: 'exact', efSearch: null, recall: 1 })
     expect(result.notes.join(' ')).toMatch(
-      /stubborn \(2500 chunks\): no index setting reached recall 1\.000 on its \d+ .+ \(the target 1 with its sampling margin.*\) within 0\.00010 ms p50 \(best: .*\); its searches take the exact path/,
+      /stubborn \(2500 chunks\): no index setting reached a 95% lower bound of 1\.000 on its \d+ .+ \(over queries.*\) within 0\.00010 ms p50 \(best: .*\); its searches take the exact path/,
     )
     // (the same call re-tuned 'weak' too: its target changed, and it cannot meet this bound either)
     expect(result.tuning.tenants.find((r) => r.tenantId === 'weak')).toMatchObject({ path: 'exact' })
