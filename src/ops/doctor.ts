@@ -31,7 +31,7 @@ export interface DoctorOptions {
  * nobody among them), tenants past the tier boundary without their own index, and tunings made
  * when the tenant was a different size or missing for an indexed tenant (`warn`), and the recall
  * monitor's verdict on delivered recall (`fail` below what tuning stated, `warn` on too few real
- * queries: {@link deliveredRecallFindings}). Reads only; it counts each tenant's rows (one scan of the table).
+ * queries: `deliveredRecallFindings`). Reads only; it counts each tenant's rows (one scan of the table).
  *
  * ### Examples
  * ```ts

@@ -14,7 +14,7 @@ export interface RecallCheckOptions {
  * queries) against what its tuning stated — `fail` (`below-stated`) when delivered plus its own
  * one-sided 95% margin is below the target (`optimize()` re-tunes such a tenant from its query
  * sample), `warn` when it is below the target within the margin, or rests on fewer than
- * {@link MIN_BOUND_QUERIES} queries (`sample-too-small`); without real queries, the query model's
+ * `MIN_BOUND_QUERIES` (30) queries (`sample-too-small`); without real queries, the query model's
  * figure against the target (`below-target`). `warn` too when the figure is older than
  * `maxAgeDays` or a tenant with its own index was never measured.
  *

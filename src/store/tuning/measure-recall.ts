@@ -28,7 +28,7 @@ export interface MeasureRecallOptions {
   queries?: readonly Embedding[]
   /**
    * Where the queries come from without `queries`: `chunks` (default), `sample` queries of the query
-   * model around the tenant's chunks (points it never stored, at its own scale: {@link modelQueries});
+   * model around the tenant's chunks (points it never stored, at its own scale: `modelQueries`);
    * `recent`, the newest `sample` of its recent real queries (the
    * store's query sample; a tenant with none is left out). Either way the figure is recorded in
    * the recall monitor (`recallReport()`, recall@10) unless `efSearch` is given or `k` is not 10.
@@ -54,7 +54,7 @@ export interface TenantRecall {
   queries: number
   /** Tie-aware recall@k of `search` against `exactSearch` (the mean per-query recall). */
   recall: number
-  /** Its one-sided 95% lower bound over queries ({@link recallBound}); `tooSmall` below 30 queries. */
+  /** Its one-sided 95% lower bound over queries (`recallBound`); `tooSmall` below 30 queries. */
   bound: RecallBound
   /** The same counting only the exact ids (lower when near-duplicate chunks tie). */
   recallById: number

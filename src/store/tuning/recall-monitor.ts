@@ -45,7 +45,7 @@ export interface TenantRecallReport {
   gap: number | null
   /**
    * Delivered recall below what was stated: the recent figure, measured since the tuning, plus its
-   * own one-sided margin is below the target ({@link deliveredBelowStated}). `optimize()` re-tunes
+   * own one-sided margin is below the target (`deliveredBelowStated`). `optimize()` re-tunes
    * such a tenant from its query sample; `pgscale recall` and `pgscale doctor` fail it.
    */
   belowStated: boolean

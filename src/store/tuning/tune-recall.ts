@@ -62,7 +62,7 @@ export interface RecallTuningOptions {
   /**
    * A tenant is tuned on its recent real queries (the store's query sample, up to `sample` of the
    * newest) when it has at least this many; else on the query model's (points it never stored,
-   * calibrated to its own distances: {@link modelQueries}). Default 50.
+   * calibrated to its own distances: `modelQueries`). Default 50.
    */
   minRecentQueries?: number
 }
@@ -86,9 +86,9 @@ export interface TenantTuningReport {
   requiredOnSample: number
   /**
    * The stated interval: with `confidence`, the tenant's mean per-query recall@10 is at least
-   * `lower` (with the query model, also at most its worst family's mean: {@link judgeRecall});
+   * `lower` (with the query model, also at most its worst family's mean: `judgeRecall`);
    * `mean` is the sample's, `queries` the queries it rests on. `tooSmall` below
-   * {@link MIN_BOUND_QUERIES}. On the exact path 1 / 1.
+   * `MIN_BOUND_QUERIES` (30). On the exact path 1 / 1.
    */
   bound: StatedBound
   /** With the query model: the chosen setting's mean and bound per query family (the stated lower bound is at most the worst mean). */
