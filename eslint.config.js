@@ -20,7 +20,16 @@ const SRC_ROOMS = {
   'src/store/ingest': ['src/store/schema', 'src/store/config', 'src/db', ...LOW],
   'src/store/tenant': ['src/store/ingest', 'src/store/schema', 'src/store/config', 'src/replicas', 'src/db', 'src/filter', ...LOW],
   'src/store/tuning': ['src/store/tenant', 'src/store/ingest', 'src/store/schema', 'src/store/config', 'src/db', 'src/filter', ...LOW],
-  'src/store/spaces': ['src/store/tuning', 'src/store/tenant', 'src/store/ingest', 'src/store/schema', 'src/store/config', 'src/replicas', 'src/db', ...LOW],
+  'src/store/spaces': [
+    'src/store/tuning',
+    'src/store/tenant',
+    'src/store/ingest',
+    'src/store/schema',
+    'src/store/config',
+    'src/replicas',
+    'src/db',
+    ...LOW,
+  ],
   'src/store': [
     'src/store/spaces',
     'src/store/tuning',
