@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto'
-import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { EmbeddingSpaceError, PgVectorStore, type TenantStore } from '../../../src/index.js'
 import { useTestDatabase } from '../../support/test-database.js'
+import { DIM, NEW_DIM, newModel, oldModel, rowsOf as tenantRows } from './space-fixtures.js'
 
 /**
  * A migration while the tenant keeps working: writers of every kind during the backfill (none
@@ -10,17 +9,7 @@ import { useTestDatabase } from '../../support/test-database.js'
  * empty, none mixed). The embed is slow on purpose so the writes land between its batches.
  */
 const t = useTestDatabase()
-const DIM = 8
-const NEW_DIM = 4
 
-function hashModel(text: string, dims: number, salt: string): number[] {
-  const h = createHash('sha256')
-    .update(salt + text)
-    .digest()
-  return Array.from({ length: dims }, (_, i) => (h[i]! - 127.5) / 128 + (i === 0 ? 0.01 : 0))
-}
-const newModel = (text: string) => hashModel(text, NEW_DIM, 'new')
-const oldModel = (text: string) => hashModel(text, DIM, 'old')
 const slowEmbed = async (texts: string[]) => {
   await new Promise((resolve) => setTimeout(resolve, 3))
   return texts.map(newModel)
@@ -28,12 +17,7 @@ const slowEmbed = async (texts: string[]) => {
 
 type Chunk = { content: string; metadata: Record<string, unknown> }
 
-async function rowsOf(table: string, tenantId: string) {
-  const { rows } = await sql<{ key: string; content: string; metadata: Record<string, unknown>; embedding: string }>`
-    select document_id || '#' || chunk_index as key, content, metadata, embedding::text as embedding
-    from ${sql.table(table)} where tenant_id = ${tenantId} order by document_id, chunk_index`.execute(t.db)
-  return rows
-}
+const rowsOf = (table: string, tenantId: string) => tenantRows(t.db, table, tenantId)
 
 describe('a migration under load', () => {
   it('writes of every kind during the backfill are all in the new space at the switch, with the new vector of their text', async () => {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import {
@@ -12,6 +11,7 @@ import {
 } from '../../../src/index.js'
 import { useRuntimeRole } from '../../support/runtime-role.js'
 import { useTestDatabase } from '../../support/test-database.js'
+import { DIM, NEW_DIM, newModel, oldModel, rowsOf as tenantRows } from './space-fixtures.js'
 
 /**
  * Embedding spaces: a store gains a second model's space, a tenant is backfilled into it, switched
@@ -21,18 +21,6 @@ import { useTestDatabase } from '../../support/test-database.js'
  */
 const t = useTestDatabase()
 const app = useRuntimeRole(t, 'sp_rt')
-const DIM = 8
-const NEW_DIM = 4
-
-/** A deterministic "model": a hash of the text spread over `dims` values (never all zero; no two texts alike). */
-function hashModel(text: string, dims: number, salt: string): number[] {
-  const h = createHash('sha256')
-    .update(salt + text)
-    .digest()
-  return Array.from({ length: dims }, (_, i) => (h[i]! - 127.5) / 128 + (i === 0 ? 0.01 : 0))
-}
-const newModel = (text: string) => hashModel(text, NEW_DIM, 'new')
-const oldModel = (text: string) => hashModel(text, DIM, 'old')
 
 const embedNew = (calls: string[][]) => async (texts: string[]) => {
   calls.push(texts)
@@ -50,13 +38,7 @@ async function fill(tenant: TenantStore, docs: number, perDoc: number, prefix = 
   for (let d = 0; d < docs; d++) await tenant.replaceDocument(`${prefix}-${d}`, chunks(`${prefix}-${d}`, perDoc))
 }
 
-/** The tenant's rows in a table: key, content, metadata and the vector as pgvector prints it. */
-async function rowsOf(table: string, tenantId: string) {
-  const { rows } = await sql<{ key: string; content: string; metadata: unknown; embedding: string }>`
-    select document_id || '#' || chunk_index as key, content, metadata, embedding::text as embedding
-    from ${sql.table(table)} where tenant_id = ${tenantId} order by document_id, chunk_index`.execute(t.db)
-  return rows
-}
+const rowsOf = (table: string, tenantId: string) => tenantRows(t.db, table, tenantId)
 
 const asVectorText = (v: number[]) => `[${v.map((x) => Math.fround(x)).join(',')}]`
 
