@@ -1,18 +1,11 @@
 import { Command } from 'commander'
-import { measureModelMigration } from '../bench/rag/migrate/model-migration.js'
+import { measureModelMigration, type ModelMigrationOptions } from '../bench/rag/migrate/model-migration.js'
 import { measureStorageChoice } from '../bench/rag/migrate/storage-choice.js'
 import { machineInfo } from '../bench/report/machine.js'
 import { renderTable } from '../bench/report/table.js'
 import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
-interface MigrateCliOptions extends CommonOptions {
-  chunks: number
-  tenants: number
-  dim: number
-  toDim: number
-  searchers: number
-  batch: number
-  phaseSeconds: number
+interface MigrateCliOptions extends CommonOptions, ModelMigrationOptions {
   storageChoice?: boolean
 }
 

@@ -35,13 +35,7 @@ export async function measureStorageChoice(
   await store.createTenantIndex('big')
   await store.addSpace({ name: 'next', dimensions: o.toDim })
   await sql.raw(`vacuum analyze ${table}`).execute(db)
-  const size = async (t: string) => {
-    const { rows } = await sql<{
-      heap: string
-      idx: string
-    }>`select pg_table_size(${t}::regclass)::text as heap, pg_indexes_size(${t}::regclass)::text as idx`.execute(db)
-    return { heap: Number(rows[0]!.heap), idx: Number(rows[0]!.idx) }
-  }
+  const size = (t: string) => tableSize(db, t)
   const ways: StorageWay[] = []
   // (a) the sibling table, through migrateTenant (COPY).
   const before = await size(table)
@@ -102,12 +96,7 @@ async function writeColumn(
   const seconds = (performance.now() - t0) / 1000
   await new Promise((resolve) => setTimeout(resolve, 600)) // the statistics collector
   const hot = Number(await updates()) - hot0
-  const { rows } = await sql<{
-    heap: string
-    idx: string
-  }>`select pg_table_size(${table}::regclass)::text as heap, pg_indexes_size(${table}::regclass)::text as idx`.execute(db)
-  const heap = Number(rows[0]!.heap)
-  const idx = Number(rows[0]!.idx)
+  const { heap, idx } = await tableSize(db, table)
   return {
     way: 'a column of the chunks table (UPDATE)',
     seconds,
@@ -117,4 +106,13 @@ async function writeColumn(
     indexGrowth: idx - before.idx,
     hotUpdates: hot,
   }
+}
+
+/** A table's heap (with TOAST) and index bytes. */
+async function tableSize(db: Database, table: string): Promise<{ heap: number; idx: number }> {
+  const { rows } = await sql<{
+    heap: string
+    idx: string
+  }>`select pg_table_size(${table}::regclass)::text as heap, pg_indexes_size(${table}::regclass)::text as idx`.execute(db)
+  return { heap: Number(rows[0]!.heap), idx: Number(rows[0]!.idx) }
 }

@@ -331,8 +331,9 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
 
   /** How far the tenant's migration is: see {@link PgVectorStore.migrationStatus}. */
   async status(tenantId: string): Promise<MigrationStatus> {
-    const state = await this.state(tenantId)
+    assertId(tenantId, 'tenant id')
     const row = await this.#stateRow(tenantId)
+    const state = toState(tenantId, row)
     const from = await this.store(state.active)
     let total: number
     let embedded = 0
