@@ -6,12 +6,14 @@
  *   schema/   its objects on the server: the table, extensions, source index, distribution,
  *             the dirty-key log, the server's checks
  *   buckets/  refreshing, tracking, draining and reading buckets
+ *   fleet/    the optional level without the tenant, kept by the buckets' writes (through their hooks)
  * A room imports only the rooms below it, each through its entry file. Outside src/rollup,
  * import from here.
  *
  * May import: its rooms, src/db, src/filter, src/sql, src/util, src/errors.ts.
  */
 export * from './monthly-rollup.js'
+export * from './fleet/index.js'
 export * from './buckets/index.js'
 export * from './schema/index.js'
 export * from './sql/index.js'

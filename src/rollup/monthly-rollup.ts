@@ -49,6 +49,7 @@ import {
   type SourceIndex,
   type RollupTop,
 } from './schema/index.js'
+import { fleetHooks } from './fleet/index.js'
 
 /**
  * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
@@ -84,7 +85,7 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
    * @param config - The rollup's definition; its `groupBy` and `measures` are checked against `config.target` at compile time.
    */
   constructor(config: MonthlyRollupConfigOf<T>) {
-    this.#ctx = new RollupContext(config as MonthlyRollupConfig)
+    this.#ctx = new RollupContext(config as MonthlyRollupConfig, fleetHooks)
     this.zone = this.#ctx.parts.zone
   }
 

@@ -10,7 +10,9 @@ import { requireTracking } from './typed-errors.js'
  * An admin view across tenants, from the rollup: every tenant's buckets (or those of `tenants`)
  * from `from` to `to`, the measures combined over tenants (and the groups not kept) by their rules
  * — sums and counts add, min/max, hll sketches unite (never add), t-digests merge; anything else
- * is refused — or per tenant, or the top `n` tenants by a measure. Its own method, never the
+ * is refused — or per tenant, or the top `n` tenants by a measure. A view without tenant detail
+ * (no `perTenant`, `top` or `tenants`, not `fresh`, kept groups the fleet level keeps) reads the
+ * rollup's fleet level when it declares one. Its own method, never the
  * tenant-scoped path; under row-level security it runs as pgscale's fleet-wide work. On Citus,
  * `fresh` is refused (typed): drain first.
  *
@@ -33,7 +35,15 @@ export async function readAcross(ctx: RollupContext, db: Kysely<any>, options: R
         'readAcross({ fresh: true }) is not supported on a Citus-distributed source: run refreshDirty (or drain) first, then readAcross without fresh',
       )
   }
+  // A view the fleet level answers reads it: its table checked once (a MigrationRequiredError when missing).
+  const level = ctx.fleet?.level
+  if (level && fleetSource(ctx, checkAcross(ctx, options)) !== undefined) await level.ready(plain)
   return (await readAcrossQuery(ctx, options).execute(ctx.scoped(plain))).rows
+}
+
+/** The fleet level's table when it answers the view (no tenant detail, kept groups it keeps, not fresh), else undefined. */
+function fleetSource(ctx: RollupContext, o: ReturnType<typeof checkAcross>): string | undefined {
+  return ctx.fleet?.level?.across({ keep: o.keep, perTenant: o.perTenant, tenants: o.tenants !== undefined, fresh: o.fresh })
 }
 
 /** The statement {@link readAcross} runs. */
@@ -41,7 +51,8 @@ export function readAcrossQuery(ctx: RollupContext, options: ReadAcrossOptions):
   const o = checkAcross(ctx, options)
   const { target } = ctx.parts
   const tenants = o.tenants ? sql`${arrayLiteral(o.tenants.map(String))}::${sql.raw(target.tenantType)}[]` : undefined
-  let source = sql`${sql.raw(target.qualified)}`
+  const fleet = fleetSource(ctx, o)
+  let source = sql`${sql.raw(fleet ?? target.qualified)}`
   if (o.fresh) {
     if (!ctx.atKind)
       throw new InvalidArgumentError("readAcrossQuery({ fresh: true }) needs the at column's type: call readAcross or refreshAt once first")

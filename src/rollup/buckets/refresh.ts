@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
-import { inlineParameters, isInlineValue } from '../../sql/literal.js'
+import { inlineParameters, isInlineValue, type InlineValue } from '../../sql/literal.js'
 import { assertTenantId, monthOf, monthsBetween, type RebuildOptions, type RefreshAtOptions } from '../config/index.js'
 import type { RollupContext } from './rollup-context.js'
 
@@ -20,15 +20,24 @@ export async function refreshAt(ctx: RollupContext, db: Kysely<any>, options: Re
   const month = monthOf(options.moment, ctx.parts.zone)
   const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { refresh } = ctx.statementsFor(await ctx.validate(plain))
-  const lock = ctx.lockStatement(tenantId, [month])
+  // A fleet level's lock first (before any bucket lock), its part after the tenant statement.
+  const fleet = ctx.fleetWrite([month])
+  const locks = [...fleet.locks, ctx.lockStatement(tenantId, [month])]
   const statement = refresh({ tenant: tenantId, month })
-  // One round trip where the handle allows: the lock and the refresh as one message (one implicit
+  // One round trip where the handle allows: the locks and the refresh as one message (one implicit
   // transaction; the refresh's snapshot is taken after the lock is granted, as in three trips).
-  const values = statement.parameters
-  if (plain instanceof Database && plain.sendsOneMessage && !plain.isTransaction && ctx.inlinable(plain) && values.every(isInlineValue)) {
-    if ((await plain.sendAsOneMessage([lock, inlineParameters(statement.sql, values)])) !== undefined) return ctx.wrote(db, [tenantId])
+  const queries = [statement, ...fleet.after]
+  if (
+    plain instanceof Database &&
+    plain.sendsOneMessage &&
+    !plain.isTransaction &&
+    ctx.inlinable(plain) &&
+    queries.every((q) => q.parameters.every(isInlineValue))
+  ) {
+    const texts = queries.map((q) => inlineParameters(q.sql, q.parameters as InlineValue[]))
+    if ((await plain.sendAsOneMessage([...locks, ...texts])) !== undefined) return ctx.wrote(db, [tenantId])
   }
-  await ctx.write(plain, [lock], statement)
+  await ctx.write(plain, locks, statement, fleet.after)
   await ctx.wrote(db, [tenantId])
 }
 
@@ -51,7 +60,13 @@ export async function rebuild(ctx: RollupContext, db: Kysely<any>, options: Rebu
   const plain = ctx.scoped(db.withoutPlugins(), tenantId)
   const { rebuild: statement } = ctx.statementsFor(await ctx.validate(plain))
   // JIT off: the planner overestimates the per-month scans and compiling costs more than it saves.
-  await ctx.write(plain, [`SET LOCAL jit = off`, ctx.lockStatement(tenantId, months)], statement({ tenant: tenantId, months }))
+  const fleet = ctx.fleetWrite(months)
+  await ctx.write(
+    plain,
+    [`SET LOCAL jit = off`, ...fleet.locks, ctx.lockStatement(tenantId, months)],
+    statement({ tenant: tenantId, months }),
+    fleet.after,
+  )
   await ctx.wrote(db, [tenantId])
   return { months: months.length }
 }

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely } from 'kysely'
+import { CompiledQuery, type Kysely, type RawBuilder } from 'kysely'
 import { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
 import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../../db/security/row-security.js'
@@ -14,6 +14,33 @@ import { ReplicaSet, WriteJournal, type TenantKey } from '../../replicas/index.j
 export interface BucketStatements {
   refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
   rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
+}
+
+/**
+ * What a rollup's fleet level (src/rollup/fleet, installed by the facade) adds to the bucket
+ * operations. `validate` runs after the rollup's own server checks, declared level or not (a rollup
+ * that declares none refuses to write a rollup table that has one on the server).
+ */
+export interface FleetHooks {
+  validate(db: Kysely<any>): Promise<void>
+  /** The declared level's maintenance; absent when the rollup declares none. */
+  level?: FleetMaintenance
+}
+
+/** How refreshes keep a fleet level: locks first, tenant writes (with a delta folded in), then `after`. */
+export interface FleetMaintenance {
+  /** `SELECT pg_advisory_xact_lock(…)` on each month's fleet buckets, in month order: taken before any bucket lock. */
+  lockMonths(months: readonly string[]): string
+  /** The refresh statement to run instead of the tenant-only one (its fleet delta folded in), when the level keeps deltas. */
+  refresh?: (parts: RollupParts, tenant: unknown, month: unknown) => RawBuilder<unknown>
+  /** The rebuild statement likewise. */
+  rebuild?: (parts: RollupParts, tenant: unknown, months: unknown) => RawBuilder<unknown>
+  /** What runs after the tenant writes of `months`, in their transaction (bound values: inlinable). */
+  after(months: readonly string[]): CompiledQuery
+  /** The fleet table when a `readAcross` view can be answered from it, else undefined. */
+  across(view: { keep: readonly string[]; perTenant: boolean; tenants: boolean; fresh: boolean }): string | undefined
+  /** Refuses, typed, when the fleet table is missing (checked once); what a read from it awaits. */
+  ready(db: Kysely<any>): Promise<void>
 }
 
 /**
@@ -38,9 +65,12 @@ export class RollupContext {
   readonly #statements = new Map<AtKind, BucketStatements>()
   /** The replica set of the rollup's configuration, if any (its writes are noted there). */
   readonly #replicas: ReplicaSet | undefined
+  /** The fleet level's hooks (src/rollup/fleet), when the facade installed them. */
+  readonly fleet: FleetHooks | undefined
 
-  constructor(config: MonthlyRollupConfig) {
+  constructor(config: MonthlyRollupConfig, fleet?: (parts: RollupParts) => FleetHooks) {
     this.parts = resolveRollupConfig(config)
+    this.fleet = fleet?.(this.parts)
     this.lockClass = int32Hash(`pgscale.rollup:${this.parts.target.qualified}`)
     const replicas = config.replicas
     if (replicas !== undefined && !(replicas instanceof ReplicaSet))
@@ -62,9 +92,12 @@ export class RollupContext {
     let statements = this.#statements.get(atKind)
     if (!statements) {
       const parts = { ...this.parts, atKind }
+      const level = this.fleet?.level
+      const refresh = level?.refresh ?? refreshStatement
+      const rebuild = level?.rebuild ?? rebuildStatement
       statements = {
-        refresh: statementTemplate(['tenant', 'month'], (v) => refreshStatement(parts, v.tenant, v.month)),
-        rebuild: statementTemplate(['tenant', 'months'], (v) => rebuildStatement(parts, v.tenant, v.months)),
+        refresh: statementTemplate(['tenant', 'month'], (v) => refresh(parts, v.tenant, v.month)),
+        rebuild: statementTemplate(['tenant', 'months'], (v) => rebuild(parts, v.tenant, v.months)),
       }
       this.#statements.set(atKind, statements)
     }
@@ -74,7 +107,10 @@ export class RollupContext {
   /** Checks once (the first time it succeeds) what only the server can; resolves to the `at` column's kind. */
   validate(db: Kysely<any>): Promise<AtKind> {
     if (!this.#validated) {
-      const done = checkRollupOnServer(db, this.parts).then((kind) => (this.atKind = kind))
+      const done = checkRollupOnServer(db, this.parts).then(async (kind) => {
+        await this.fleet?.validate(db)
+        return (this.atKind = kind)
+      })
       this.#validated = done
       done.catch(() => {
         if (this.#validated === done) this.#validated = undefined
@@ -130,15 +166,33 @@ export class RollupContext {
     )
   }
 
-  /** Runs `prelude` then `statement` in the caller's transaction, or in one of its own. */
-  async write(db: Kysely<any>, prelude: string[], statement: CompiledQuery): Promise<void> {
+  /**
+   * The fleet level's part of a write of `months`: its lock (before any bucket lock) and what runs
+   * after the tenant statements; nothing without a fleet level.
+   */
+  fleetWrite(months: readonly string[]): { locks: string[]; after: CompiledQuery[] } {
+    const level = this.fleet?.level
+    if (!level || months.length === 0) return { locks: [], after: [] }
+    const sorted = [...new Set(months)].sort()
+    return { locks: [level.lockMonths(sorted)], after: [level.after(sorted)] }
+  }
+
+  /** Runs `prelude`, `statement`, then `after` in the caller's transaction, or in one of its own. */
+  async write(db: Kysely<any>, prelude: string[], statement: CompiledQuery, after: readonly CompiledQuery[] = []): Promise<void> {
     if (db.isTransaction) {
       for (const text of prelude) await db.executeQuery(CompiledQuery.raw(text))
       await db.executeQuery(statement)
+      for (const query of after) await db.executeQuery(query)
     } else if (db instanceof Database) {
-      await db.withTransactionConnection((conn) => conn.executeQuery(statement), { prelude })
+      await db.withTransactionConnection(
+        async (conn) => {
+          await conn.executeQuery(statement)
+          for (const query of after) await conn.executeQuery(query)
+        },
+        { prelude },
+      )
     } else {
-      await db.transaction().execute(async (trx) => this.write(trx, prelude, statement))
+      await db.transaction().execute(async (trx) => this.write(trx, prelude, statement, after))
     }
   }
 

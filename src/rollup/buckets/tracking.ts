@@ -130,10 +130,15 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
         )
     else await coalesceDirtyKeys(trx, ctx.parts, keys)
     if (keys.length) await trx.executeQuery(CompiledQuery.raw('SET LOCAL jit = off'))
+    // A fleet level's locks on every claimed month first (month order, before any bucket lock); its
+    // part after every tenant's rebuild, in this transaction.
+    const fleet = ctx.fleetWrite(keys.map((k) => k.month))
+    for (const lock of fleet.locks) await trx.executeQuery(CompiledQuery.raw(lock))
     for (const group of byTenant.values()) {
       await trx.executeQuery(CompiledQuery.raw(ctx.lockStatement(group.tenantId, group.months)))
       await trx.executeQuery(rebuild({ tenant: group.tenantId, months: group.months }))
     }
+    for (const query of fleet.after) await trx.executeQuery(query)
     const pending = await pendingDirtyRows(trx, ctx.parts, tenantId)
     written.push(...[...byTenant.values()].map((g) => g.tenantId))
     return pending.capped

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../../errors.js'
 import { assertIdentifier, assertQualifiedName } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { assertTimeZone } from './local-month.js'
-import type { RollupParts, RollupTable } from './rollup-parts.js'
+import type { FleetTable, RollupParts, RollupTable } from './rollup-parts.js'
 
 /** Configuration of a `MonthlyRollup`. */
 export interface MonthlyRollupConfig {
@@ -34,6 +34,13 @@ export interface MonthlyRollupConfig {
    * very handle a `ReplicaSet` was made with as its primary are noted without it.
    */
   replicas?: ReplicaSet
+  /**
+   * A second level without the tenant, from `fleetTable(name, { of: target, groupBy })`: refreshes,
+   * rebuilds and drains keep it in the same transaction as the tenant buckets they change, and
+   * `readAcross` reads it when a view needs no tenant detail. Every measure must combine across
+   * tenants (sum, count, min, max, `hll`, `tdigest`); anything else is refused here.
+   */
+  fleet?: FleetTable
 }
 
 /**
@@ -78,6 +85,9 @@ export function resolveRollupConfig(config: MonthlyRollupConfig): RollupParts {
     throw new InvalidArgumentError("MonthlyRollup: where must be a Kysely sql fragment, e.g. sql`status <> 'cancelled'`")
   }
   const zone = assertTimeZone(config.zone)
+  const fleet = config.fleet
+  if (fleet !== undefined && (fleet === null || typeof fleet !== 'object' || fleet.of?.qualified !== target.qualified))
+    throw new InvalidArgumentError("MonthlyRollup: fleet must be a fleetTable(name, { of: target, … }) of this rollup's target table")
   return {
     source: quoteQualified(source.schema, source.name),
     target,
@@ -88,6 +98,7 @@ export function resolveRollupConfig(config: MonthlyRollupConfig): RollupParts {
     where: config.where,
     zone,
     atKind: 'timestamptz',
+    ...(fleet ? { fleet } : {}),
   }
 }
 

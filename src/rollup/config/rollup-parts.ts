@@ -63,6 +63,52 @@ export interface RollupMigrationOptions {
   runtimeRole?: string
 }
 
+/**
+ * A rollup's second level without the tenant (`fleetTable`, src/rollup/fleet): one row per local
+ * month and kept group, its measures combined over every tenant, maintained by the rollup's own
+ * refreshes from the tenant buckets they change.
+ */
+export interface FleetTable {
+  /** The name as given (`expenses_fleet` or `schema.expenses_fleet`). */
+  readonly name: string
+  /** Quoted, safe to interpolate. */
+  readonly qualified: string
+  /** The rollup table it combines. */
+  readonly of: RollupTable
+  /** The group columns it keeps, in the rollup table's order (a subset of them). */
+  readonly groupBy: readonly string[]
+  /** The hidden count column of each measure that keeps it (`{ total: 'pgscale_nn_total' }`): exact sums kept by deltas. */
+  readonly nonNullColumns: Readonly<Record<string, string>>
+  /**
+   * Creates the table if missing and fills it from the rollup table, in one transaction that holds
+   * the rollup table in `SHARE` mode (no refresh writes it meanwhile). Idempotent.
+   *
+   * ### Examples
+   * ```ts
+   * await expensesFleet.create(db)
+   * ```
+   */
+  create(db: Kysely<any>): Promise<void>
+  /**
+   * The statements `create` runs on a server without the table, as SQL text.
+   *
+   * ### Examples
+   * ```ts
+   * console.log(expensesFleet.ddl().join(';\n'))
+   * ```
+   */
+  ddl(): string[]
+  /**
+   * `create` as a Kysely migration (`down` drops the table).
+   *
+   * ### Examples
+   * ```ts
+   * const migrations = { '0005-expenses-fleet': expensesFleet.migration({ runtimeRole: 'app' }) }
+   * ```
+   */
+  migration(options?: RollupMigrationOptions): Migration
+}
+
 /** How the source's time column is compared with a local month's bounds. */
 export type AtKind = 'timestamptz' | 'timestamp' | 'date'
 
@@ -78,4 +124,6 @@ export interface RollupParts {
   zone: string
   /** The `at` column's type: instants (`timestamptz`), wall-clock times or dates in `zone`. */
   atKind: AtKind
+  /** The rollup's fleet level, if it declares one. */
+  fleet?: FleetTable
 }

@@ -1,0 +1,193 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { FleetTable, RollupParts } from '../config/index.js'
+import { monthBounds, sourceBuckets, targetColumnList } from '../sql/index.js'
+import type { FleetPlan } from './fleet-plan.js'
+
+const id = (name: string) => sql.raw(`"${name}"`)
+const BUCKETS = 'pgscale_buckets'
+
+/** The fleet table's columns in the order every statement writes them: month, groups, measures, non-null counts, buckets. */
+function fleetColumns(f: FleetTable, plan: FleetPlan): RawBuilder<unknown> {
+  const names = ['month', ...f.groupBy, ...plan.measures.map((m) => m.name), ...plan.measures.flatMap((m) => m.nonNull ?? []), BUCKETS]
+  return sql.raw(names.map((n) => `"${n}"`).join(', '))
+}
+
+/** `month, "g1", …` of the fleet's groups, or `month` alone. */
+function fleetKey(f: FleetTable, alias?: string): RawBuilder<unknown> {
+  const prefix = alias ? `${alias}.` : ''
+  return sql.raw([`${prefix}month`, ...f.groupBy.map((g) => `${prefix}"${g}"`)].join(', '))
+}
+
+/** The rollup table's month, groups and measures: what a tenant write returns for the delta. */
+function returned(p: RollupParts): RawBuilder<unknown> {
+  return sql.raw(['month', ...p.target.groupBy.map((g) => `"${g.name}"`), ...p.target.measures.map((m) => `"${m.name}"`)].join(', '))
+}
+
+/**
+ * The upsert that adds a tenant write's delta to the fleet: the rows it wrote (`written`) minus the
+ * rows it replaced (`removed`), summed per fleet bucket, with each measure's count of non-null
+ * contributions (a sum of only nulls stays null) and of contributing buckets (a fleet bucket at 0 is
+ * deleted by {@link deleteEmptyFleetBuckets}). Two writers of one fleet bucket serialize on its row
+ * (`ON CONFLICT DO UPDATE` adds to the latest committed version): no update is lost.
+ */
+function deltaUpsert(f: FleetTable, plan: FleetPlan): RawBuilder<unknown> {
+  const key = fleetKey(f)
+  const signed = (sign: '' | '-', from: string) =>
+    sql.raw(
+      `select month${f.groupBy.map((g) => `, "${g}"`).join('')}, ${plan.measures.map((m) => `${sign}"${m.name}" as "${m.name}"`).join(', ')}, ` +
+        `${plan.measures.map((m) => `${sign}("${m.name}" is not null)::int as "${m.nonNull}"`).join(', ')}, ${sign}1 as ${BUCKETS} from ${from}`,
+    )
+  const sums = sql.raw(
+    [...plan.measures.map((m) => `sum("${m.name}")`), ...plan.measures.map((m) => `sum("${m.nonNull}")`), `sum(${BUCKETS})`].join(', '),
+  )
+  const t = f.qualified
+  const sets = sql.raw(
+    [
+      ...plan.measures.map(
+        (m) =>
+          `"${m.name}" = case when ${t}."${m.nonNull}" + excluded."${m.nonNull}" > 0 ` +
+          `then coalesce(${t}."${m.name}", 0) + coalesce(excluded."${m.name}", 0) end`,
+      ),
+      ...plan.measures.map((m) => `"${m.nonNull}" = ${t}."${m.nonNull}" + excluded."${m.nonNull}"`),
+      `${BUCKETS} = ${t}.${BUCKETS} + excluded.${BUCKETS}`,
+    ].join(', '),
+  )
+  return sql`insert into ${sql.raw(t)} (${fleetColumns(f, plan)})
+    select ${key}, ${sums} from (${signed('', 'written')} union all ${signed('-', 'removed')}) as d
+    group by ${key} order by ${key}
+    on conflict on constraint ${id(fleetKeyConstraint(f))} do update set ${sets}`
+}
+
+/** The name of the fleet table's unique key (month and groups). */
+export function fleetKeyConstraint(f: Pick<FleetTable, 'qualified'>): string {
+  const table = f.qualified.split('"."').pop()!.replace(/"/g, '')
+  return `${table.slice(0, 55)}_key`
+}
+
+/**
+ * The rollup's refresh of one bucket with the fleet's delta folded in, one statement: delete the
+ * bucket's rows (returning them), insert it recomputed from the source (returning the new rows),
+ * add new minus old to the fleet. The caller holds the fleet month's lock, then the bucket's.
+ *
+ * ### Examples
+ * ```ts
+ * deltaRefreshStatement(parts, fleet, plan, 42, '2025-03-01')
+ * ```
+ */
+export function deltaRefreshStatement(
+  p: RollupParts,
+  f: FleetTable,
+  plan: FleetPlan,
+  tenantId: unknown,
+  month: unknown,
+): RawBuilder<unknown> {
+  const tenant = sql`${tenantId}::${sql.raw(p.target.tenantType)}`
+  return sql`
+    with removed as (
+      delete from ${sql.raw(p.target.qualified)} where tenant_id = ${tenant} and month = ${month}::date
+      returning ${returned(p)}
+    ), fresh as (${sourceBuckets(p, tenantId, monthBounds(p, sql`${month}::date`))}
+    ), written as (
+      insert into ${sql.raw(p.target.qualified)} (${targetColumnList(p)})
+      select ${tenant}, ${month}::date, fresh.* from fresh
+      where (select count(*) from removed) >= 0
+      returning ${returned(p)}
+    )
+    ${deltaUpsert(f, plan)}`
+}
+
+/**
+ * The rollup's rebuild of months (`YYYY-MM-01`, ascending) with the fleet's delta folded in, one
+ * statement (per-month range scans as `rebuildStatement`). The caller holds the months' fleet locks,
+ * then the buckets'.
+ *
+ * ### Examples
+ * ```ts
+ * deltaRebuildStatement(parts, fleet, plan, 42, ['2025-01-01', '2025-02-01'])
+ * ```
+ */
+export function deltaRebuildStatement(
+  p: RollupParts,
+  f: FleetTable,
+  plan: FleetPlan,
+  tenantId: unknown,
+  months: unknown,
+): RawBuilder<unknown> {
+  const tenant = sql`${tenantId}::${sql.raw(p.target.tenantType)}`
+  const bounds = monthBounds(p, sql`m`)
+  return sql`
+    with months as (
+      select m as pgscale_month, ${bounds.lo} as pgscale_lo, ${bounds.hi} as pgscale_hi from unnest(${months}::date[]) as u(m)
+    ), removed as (
+      delete from ${sql.raw(p.target.qualified)} where tenant_id = ${tenant} and month = any(${months}::date[])
+      returning ${returned(p)}
+    ), fresh as (
+      select months.pgscale_month, bucket.*
+      from months cross join lateral (${sourceBuckets(p, tenantId, { lo: sql`months.pgscale_lo`, hi: sql`months.pgscale_hi` })}) as bucket
+    ), written as (
+      insert into ${sql.raw(p.target.qualified)} (${targetColumnList(p)})
+      select ${tenant}, fresh.* from fresh
+      where (select count(*) from removed) >= 0
+      returning ${returned(p)}
+    )
+    ${deltaUpsert(f, plan)}`
+}
+
+/**
+ * Deletes the fleet buckets of `months` (a `{…}` date array as text) no tenant bucket contributes
+ * to any more: what a delta-kept level runs after its tenant writes, in their transaction.
+ *
+ * ### Examples
+ * ```ts
+ * deleteEmptyFleetBuckets(fleet, '{2025-03-01}')
+ * ```
+ */
+export function deleteEmptyFleetBuckets(f: FleetTable, months: string): RawBuilder<unknown> {
+  return sql`delete from ${sql.raw(f.qualified)} where month = any(${months}::date[]) and ${sql.raw(BUCKETS)} = 0`
+}
+
+/** Each measure combined over the rollup table's rows of a fleet bucket. */
+function combined(plan: FleetPlan): RawBuilder<unknown> {
+  const of = (m: FleetPlan['measures'][number]) => {
+    const c = `"${m.name}"`
+    if (m.combiner === 'hll') return `hll_union_agg(${c})`
+    if (m.combiner === 'tdigest') return `tdigest(${c})`
+    return `${m.combiner}(${c})`
+  }
+  return sql.raw(
+    [...plan.measures.map(of), ...plan.measures.flatMap((m) => (m.nonNull ? [`count("${m.name}")`] : [])), 'count(*)'].join(', '),
+  )
+}
+
+/**
+ * Replaces the fleet buckets of `months` (a `{…}` date array as text) by the rollup table's rows of
+ * those months combined over every tenant, one statement: what a recompute-kept level runs after
+ * its tenant writes, in their transaction, under the months' fleet locks (taken before this
+ * statement's snapshot, so it sees every write to those months that committed before).
+ *
+ * ### Examples
+ * ```ts
+ * recomputeFleetMonths(parts, fleet, plan, '{2025-03-01}')
+ * ```
+ */
+export function recomputeFleetMonths(p: RollupParts, f: FleetTable, plan: FleetPlan, months: string): RawBuilder<unknown> {
+  return sql`
+    with gone as (delete from ${sql.raw(f.qualified)} where month = any(${months}::date[]) returning 1)
+    insert into ${sql.raw(f.qualified)} (${fleetColumns(f, plan)})
+    select ${fleetKey(f)}, ${combined(plan)} from ${sql.raw(p.target.qualified)}
+    where month = any(${months}::date[]) and (select count(*) from gone) >= 0
+    group by ${fleetKey(f)}`
+}
+
+/**
+ * The whole fleet level from the rollup table: what `create` fills a new fleet table with.
+ *
+ * ### Examples
+ * ```ts
+ * fillFleet(parts, fleet, plan)
+ * ```
+ */
+export function fillFleet(p: Pick<RollupParts, 'target'>, f: FleetTable, plan: FleetPlan): RawBuilder<unknown> {
+  return sql`insert into ${sql.raw(f.qualified)} (${fleetColumns(f, plan)})
+    select ${fleetKey(f)}, ${combined(plan)} from ${sql.raw(p.target.qualified)} group by ${fleetKey(f)}`
+}

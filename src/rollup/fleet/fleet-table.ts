@@ -1,0 +1,142 @@
+import { sql, type Kysely } from 'kysely'
+import { InvalidArgumentError, toPgScaleError } from '../../errors.js'
+import { ALL_TENANTS_SETTING } from '../../db/security/row-security.js'
+import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
+import { quoteQualified } from '../../sql/quote.js'
+import { sketchKind, type FleetTable, type RollupMigrationOptions, type RollupTable } from '../config/index.js'
+import { ensureSketchExtensions, tableGrants } from '../schema/index.js'
+import { isExactNumberType, type FleetPlan } from './fleet-plan.js'
+import { fillFleet, fleetKeyConstraint } from './fleet-sql.js'
+
+/** Options of {@link fleetTable}. */
+export interface FleetTableConfig {
+  /** The rollup table it combines (from `rollupTable`). */
+  of: RollupTable
+  /** The group columns it keeps: a subset of the rollup table's (default all of them; `[]`: one row per month). */
+  groupBy?: readonly string[]
+}
+
+/** The comment that marks a table as the fleet level of a rollup table: how a rollup that declares none finds one. */
+export function fleetMarker(of: Pick<RollupTable, 'qualified'>): string {
+  return `pgscale.fleet:${of.qualified}`
+}
+
+/** The plans of declared fleet levels (set when a `MonthlyRollup` declares the level): what `create` fills by. */
+const plans = new WeakMap<FleetTable, FleetPlan>()
+
+/** Records the plan a `MonthlyRollup` declared for `fleet` (its measures' combiners), for `create`'s fill. */
+export function bindFleetPlan(fleet: FleetTable, plan: FleetPlan): void {
+  plans.set(fleet, plan)
+}
+
+/**
+ * Declares a rollup's fleet level: one row per local month and kept group (`groupBy`, a subset of
+ * the rollup table's groups), every measure combined over all tenants, plus the counts that keep it
+ * exact (`pgscale_buckets`: the rollup rows it combines; `pgscale_nn_<measure>` for each integer or
+ * numeric measure: its non-null contributions). Give it to the `MonthlyRollup` as `fleet`: its
+ * refreshes, rebuilds and drains keep the level in the same transaction as the tenant buckets, and
+ * `readAcross` reads it when a view needs no tenant detail. `create` fills it from the rollup
+ * table, so declare the `MonthlyRollup` (which checks that every measure combines) first.
+ *
+ * ### Examples
+ * ```ts
+ * const expensesFleet = fleetTable('expenses_fleet', { of: expensesMonthly, groupBy: ['category'] })
+ * const rollup = new MonthlyRollup({ …, target: expensesMonthly, fleet: expensesFleet })
+ * await expensesFleet.create(db) // filled from expenses_monthly
+ * ```
+ */
+export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
+  const { schema, name: table } = assertQualifiedName(name, 'fleet table name')
+  if (config === null || typeof config !== 'object') throw new InvalidArgumentError('fleetTable needs { of, groupBy }')
+  const of = config.of
+  if (!of || typeof of.qualified !== 'string' || !Array.isArray(of.measures))
+    throw new InvalidArgumentError('fleetTable: of must be a rollup table declared with rollupTable()')
+  const all = of.groupBy.map((g) => g.name)
+  if (config.groupBy !== undefined && !Array.isArray(config.groupBy))
+    throw new InvalidArgumentError('fleetTable: groupBy must be an array of the rollup table’s group columns')
+  const wanted = (config.groupBy ?? all).map((g) => assertIdentifier(g, 'fleet groupBy column'))
+  const unknown = wanted.find((g) => !all.includes(g))
+  if (unknown) throw new InvalidArgumentError(`fleetTable: ${unknown} is not a group column of ${of.name} [${all}]`)
+  if (new Set(wanted).size !== wanted.length) throw new InvalidArgumentError('fleetTable: a group column is named twice')
+  const groupBy = all.filter((g) => wanted.includes(g))
+  const qualified = quoteQualified(schema, table)
+  if (qualified === of.qualified) throw new InvalidArgumentError('fleetTable: the fleet table must not be the rollup table')
+  const nonNullColumns = Object.fromEntries(
+    of.measures.filter((m) => isExactNumberType(m.type)).map((m) => [m.name, fitIdentifier('pgscale_nn', m.name)]),
+  )
+  const fleet: FleetTable = {
+    name,
+    qualified,
+    of,
+    groupBy,
+    nonNullColumns,
+    ddl: () => fleetDdl(fleet),
+    create: (db) => typed(createFleet(db, fleet)),
+    migration: (options: RollupMigrationOptions = {}) => {
+      const grants = tableGrants(schema, qualified, options?.runtimeRole)
+      return {
+        up: (db) =>
+          typed(
+            (async () => {
+              await createFleet(db, fleet)
+              for (const grant of grants) await sql.raw(grant).execute(db)
+            })(),
+          ),
+        down: (db) => typed(sql.raw(`drop table if exists ${qualified}`).execute(db)).then(() => undefined),
+      }
+    },
+  }
+  return fleet
+}
+
+/** The fleet table's DDL: the extensions its sketches need, the table, its marker comment. */
+function fleetDdl(f: FleetTable): string[] {
+  const sketches = [...new Set(f.of.measures.flatMap((m) => sketchKind(m.type) ?? []))]
+  const types = new Map(f.of.groupBy.map((g) => [g.name, g.type]))
+  const table = f.qualified.split('"."').pop()!.replace(/"/g, '')
+  const definitions = [
+    'month date not null',
+    ...f.groupBy.map((g) => `"${g}" ${types.get(g)}`),
+    ...f.of.measures.map((m) => `"${m.name}" ${m.type}`),
+    ...Object.values(f.nonNullColumns).map((c) => `"${c}" integer not null`),
+    'pgscale_buckets integer not null',
+    `constraint "${fleetKeyConstraint(f)}" unique nulls not distinct (month${f.groupBy.map((g) => `, "${g}"`).join('')})`,
+    `constraint "${fitIdentifier(table, 'month_is_first_day')}" check (extract(day from month) = 1)`,
+  ]
+  return [
+    ...sketches.map((kind) => `create extension if not exists ${kind}`),
+    `create table if not exists ${f.qualified} (\n  ${definitions.join(',\n  ')}\n)`,
+    `comment on table ${f.qualified} is '${fleetMarker(f.of).replace(/'/g, "''")}'`,
+  ]
+}
+
+/**
+ * Creates the fleet table if missing and fills it from the rollup table, in one transaction holding
+ * the rollup table in `SHARE` mode (refreshes wait; the fill sees every committed bucket).
+ */
+async function createFleet(db: Kysely<any>, f: FleetTable): Promise<void> {
+  const plan = plans.get(f)
+  if (!plan)
+    throw new InvalidArgumentError(
+      `fleetTable ${f.name}: declare the MonthlyRollup that keeps it (fleet: ${f.name}) before create: the fill combines its measures by their rules`,
+    )
+  const { rows } = await sql<{ present: boolean }>`select to_regclass(${f.qualified}) is not null as present`.execute(db)
+  if (rows[0]?.present) return
+  const sketches = [...new Set(f.of.measures.flatMap((m) => sketchKind(m.type) ?? []))]
+  if (sketches.length) await ensureSketchExtensions(db, sketches)
+  const run = async (trx: Kysely<any>) => {
+    await sql.raw(`lock table ${f.of.qualified} in share mode`).execute(trx)
+    if (f.of.isolation === 'rls') await sql`select set_config(${ALL_TENANTS_SETTING}, 'on', true)`.execute(trx)
+    for (const statement of fleetDdl(f).filter((s) => !s.startsWith('create extension'))) await sql.raw(statement).execute(trx)
+    await fillFleet({ target: f.of }, f, plan).execute(trx)
+  }
+  await (db.isTransaction ? run(db) : db.transaction().execute(run))
+}
+
+async function typed<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (err) {
+    throw toPgScaleError(err)
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * Fleet rollups: a rollup's optional second level without the tenant — one row per local month
+ * and kept group, every measure combined over all tenants — declared with `fleetTable` and kept by
+ * the rollup's own refreshes, rebuilds and drains in the transactions that change its tenant
+ * buckets (deltas of sums, or the touched months recomputed from the rollup table), read by
+ * `readAcross` when a view needs no tenant detail. Installed into the rollup's context through the
+ * hooks its bucket operations call (`FleetHooks`), so they need not know it.
+ *
+ * May import: ../buckets, ../schema, ../sql, ../config, src/db, src/sql, src/util, src/errors.ts.
+ */
+export * from './fleet-table.js' // fleetTable: the level's declaration, DDL and fill
+export * from './fleet-plan.js' // how each measure combines, and whether deltas keep the level exact
+export * from './fleet-level.js' // the hooks: locks, statements, read routing, server checks
+export * from './fleet-sql.js' // delta refresh and rebuild, recompute, fill

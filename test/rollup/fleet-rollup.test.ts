@@ -1,0 +1,276 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { connect, InvalidArgumentError, MigrationRequiredError, MonthlyRollup, rollupTable, SchemaMismatchError } from '../../src/index.js'
+import { fleetTable, type FleetTable, type RollupTable } from '../../src/bench-kit.js'
+import { itWithServer } from '../support/skip.js'
+import { testTarget, useTestDatabase } from '../support/test-database.js'
+
+/**
+ * Fleet rollups (`fleetTable`): the level without the tenant, kept by the rollup's own refreshes,
+ * rebuilds and drains, against plain SQL GROUP BY over the source — in both ways it is kept (deltas
+ * of exact sums and counts; months recomputed from the rollup table for min/max) — read by
+ * `readAcross` when a view needs no tenant detail; the refusals; two refreshes of different tenants
+ * on one fleet bucket at once; a failure between the tenant write and the fleet write.
+ */
+const t = useTestDatabase()
+const withServer = itWithServer(testTarget())
+const ZONE = 'Europe/Madrid'
+
+interface Setup {
+  target: RollupTable
+  fleet: FleetTable
+  rollup: MonthlyRollup
+  /** The same rollup without the fleet level: what filled the rollup table before the level existed. */
+  plain: MonthlyRollup
+}
+
+/** A rollup of `spend` into `<name>` with a fleet level `<name>_fleet` by `fleetGroups`; min/max make it recompute. */
+function declare(name: string, options: { minMax: boolean; fleetGroups?: string[] }): Setup {
+  // Declared loosely (its measures depend on the options): rows typed as RollupRow.
+  const measureTypes: Record<string, string> = {
+    total: 'numeric(14,2)',
+    n: 'integer',
+    ...(options.minMax ? { lo: 'numeric(10,2)', hi: 'numeric(10,2)' } : {}),
+  }
+  const target: RollupTable = rollupTable(name, {
+    groupBy: { category: 'text', channel: 'text' },
+    measures: measureTypes,
+    tenantType: 'bigint',
+  })
+  const fleet = fleetTable(`${name}_fleet`, { of: target, groupBy: options.fleetGroups ?? ['category'] })
+  const config = {
+    source: 'spend',
+    target,
+    at: 'paid_at',
+    tenant: 'tenant_id',
+    groupBy: ['category', 'channel'],
+    measures: {
+      total: sql`sum(amount)`,
+      n: sql`count(*)`,
+      ...(options.minMax ? { lo: sql`min(amount)`, hi: sql`max(amount)` } : {}),
+    },
+    zone: ZONE,
+  }
+  return { target, fleet, rollup: new MonthlyRollup({ ...config, fleet }), plain: new MonthlyRollup(config) }
+}
+
+const month = sql`date_trunc('month', paid_at at time zone ${sql.lit(ZONE)})::date`
+
+/** The fleet by month and the kept groups, from the source. */
+async function truth(db: Kysely<any>, keep: string[], minMax: boolean) {
+  const groups = keep.map((g) => sql.raw(`"${g}"`))
+  const { rows } = await sql<Record<string, unknown>>`
+    select to_char(${month}, 'YYYY-MM') as month${groups.length ? sql`, ${sql.join(groups)}` : sql``},
+      sum(amount)::text as total, count(*)::int as n
+      ${minMax ? sql`, min(amount)::text as lo, max(amount)::text as hi` : sql``}
+    from spend where ${month} between '2025-01-01' and '2025-12-01' group by ${sql.join([month, ...groups])}`.execute(db)
+  return norm(rows)
+}
+
+/** Numbers and numeric text alike: trailing zeros dropped. */
+function canonical(v: unknown): string | null {
+  if (v === null || v === undefined) return null
+  const text = String(v)
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return text
+  return text.includes('.') ? text.replace(/\.?0+$/, '') : text
+}
+
+const norm = (rows: ReadonlyArray<Record<string, unknown>>) =>
+  rows
+    .map((r) =>
+      JSON.stringify(
+        Object.keys(r)
+          .sort()
+          .map((k) => [k, canonical(r[k])]),
+      ),
+    )
+    .sort()
+
+async function readFleet(s: Setup, keep: string[]) {
+  const rows = await s.rollup.readAcross(t.db, { from: '2025-01', to: '2025-12', groupBy: keep })
+  return norm(rows)
+}
+
+async function expectFleetTruth(s: Setup, minMax: boolean) {
+  for (const keep of [['category'], []]) {
+    const query = s.rollup.readAcrossQuery(t.db, { from: '2025-01', to: '2025-12', groupBy: keep }).compile(t.db).sql
+    expect(query).toContain(s.fleet.qualified)
+    expect(await readFleet(s, keep)).toEqual(await truth(t.db, keep, minMax))
+  }
+}
+
+async function insert(db: Kysely<any>, tenant: number, at: string, category: string | null, amount: string | null, channel = 'web') {
+  await sql`insert into spend (tenant_id, paid_at, category, channel, amount) values (${tenant}, ${at}::timestamptz, ${category}, ${channel}, ${amount}::numeric)`.execute(
+    db,
+  )
+}
+
+beforeAll(async () => {
+  await sql`create table spend (id bigserial primary key, tenant_id bigint not null, paid_at timestamptz not null,
+    category text, channel text, amount numeric(10,2))`.execute(t.db)
+  await sql`create index on spend (tenant_id, paid_at)`.execute(t.db)
+  await sql`insert into spend (tenant_id, paid_at, category, channel, amount)
+    select 1 + i % 5, timestamptz '2025-01-01 00:00+00' + (i * 7 % 330) * interval '1 day' + (i % 24) * interval '1 hour',
+      case when i % 11 = 0 then null else (array['a', 'b', 'c'])[1 + i % 3] end, (array['web', 'shop'])[1 + i % 2],
+      case when i % 13 = 0 then null else (i % 97) - 10 end
+    from generate_series(1, 600) as g(i)`.execute(t.db)
+})
+
+describe.each([
+  ['delta (sums and counts)', false],
+  ['recompute (min and max)', true],
+] as const)('a fleet level kept by %s', (_label, minMax) => {
+  const name = minMax ? 'spend_mm' : 'spend_sc'
+  const s = declare(name, { minMax })
+
+  it('is filled by create, kept by refreshAt, rebuild and the drain, and read by readAcross', async () => {
+    await s.target.create(t.db)
+    for (let tenant = 1; tenant <= 6; tenant++) await s.plain.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
+    await s.fleet.create(t.db) // filled from the rollup table
+    await expectFleetTruth(s, minMax)
+    // A write the app announces, one that moves a row to another tenant, month and group, a bucket emptied.
+    await insert(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
+    await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-04-01T00:30:00+02:00' })
+    await sql`update spend set tenant_id = 6, paid_at = paid_at - interval '40 days', category = 'z' where id in (7, 8)`.execute(t.db)
+    for (let tenant = 1; tenant <= 6; tenant++) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
+    await sql`delete from spend where tenant_id = 3 and category is null`.execute(t.db)
+    await s.rollup.rebuild(t.db, { tenantId: 3, since: '2025-01', until: '2025-12' })
+    await expectFleetTruth(s, minMax)
+    // Tracked writes, healed by the drain.
+    await s.rollup.track(t.db)
+    await insert(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
+    await sql`update spend set amount = amount + 1 where tenant_id = 5 and paid_at < '2025-03-01'`.execute(t.db)
+    await sql`delete from spend where tenant_id = 1 and paid_at >= '2025-11-01'`.execute(t.db)
+    while ((await s.rollup.refreshDirty(t.db, { limit: 3 })).remaining > 0);
+    await s.rollup.untrack(t.db)
+    await expectFleetTruth(s, minMax)
+  })
+
+  it('readAcross reads the rollup table when a view needs tenant detail or groups the level does not keep', async () => {
+    for (const o of [
+      { groupBy: ['channel'] },
+      { groupBy: ['category'], perTenant: true },
+      { groupBy: [], tenants: [1, 2] },
+      { groupBy: [], top: { by: 'total', n: 2 } },
+    ]) {
+      const query = s.rollup.readAcrossQuery(t.db, { from: '2025-01', to: '2025-12', ...o }).compile(t.db).sql
+      expect(query).not.toContain(s.fleet.qualified)
+      expect(query).toContain(s.target.qualified)
+    }
+  })
+
+  it('a failure between the tenant write and the fleet write leaves neither (and the next refresh works)', async () => {
+    // A trigger that fails every write of the fleet table: the fleet's statement fails after the tenant's.
+    await sql
+      .raw(
+        `create function ${name}_fail() returns trigger language plpgsql as $$ begin raise exception 'fleet write refused'; end $$;
+      create trigger ${name}_fail before insert or update or delete on ${s.fleet.qualified} for each statement execute function ${name}_fail()`,
+      )
+      .execute(t.db)
+    const before = await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)
+    await insert(t.db, 2, '2025-05-05T12:00:00Z', 'b', '99.00')
+    await expect(s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-05-05' })).rejects.toThrow(/fleet write refused/)
+    await expect(s.rollup.rebuild(t.db, { tenantId: 2, since: '2025-05', until: '2025-06' })).rejects.toThrow(/fleet write refused/)
+    expect((await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)).rows).toEqual(before.rows)
+    await sql.raw(`drop trigger ${name}_fail on ${s.fleet.qualified}`).execute(t.db)
+    await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-05-05' })
+    await expectFleetTruth(s, minMax)
+  })
+
+  withServer('two refreshes of different tenants on one fleet bucket at once lose no update', async () => {
+    const other = await connect(t.url!, { maxConnections: 1 })
+    try {
+      for (let round = 0; round < 3; round++) {
+        await insert(t.db, 1, '2025-08-10T12:00:00Z', 'a', `${round + 1}.00`)
+        await insert(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
+        // The first refresh holds its transaction open after writing; the second starts meanwhile.
+        let release!: () => void
+        const held = new Promise<void>((resolve) => (release = resolve))
+        let wrote!: () => void
+        const written = new Promise<void>((resolve) => (wrote = resolve))
+        const first = t.db.transaction().execute(async (trx) => {
+          await s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' })
+          wrote()
+          await held
+        })
+        await written
+        const second = s.rollup.refreshAt(other, { tenantId: 3, moment: '2025-08-11' })
+        await new Promise((r) => setTimeout(r, 150))
+        release()
+        await Promise.all([first, second])
+        await expectFleetTruth(s, minMax)
+      }
+    } finally {
+      await other.close()
+    }
+  })
+})
+
+describe('fleet level refusals', () => {
+  it('a measure that does not combine across tenants is refused when the rollup is declared', () => {
+    const target = rollupTable('refused_monthly', { groupBy: {}, measures: { avg: 'numeric', users: 'bigint' }, tenantType: 'bigint' })
+    const fleet = fleetTable('refused_fleet', { of: target })
+    const declare = (measures: { avg: RawBuilder<unknown>; users: RawBuilder<unknown> }) =>
+      new MonthlyRollup({ source: 'spend', target, at: 'paid_at', tenant: 'tenant_id', groupBy: [], measures, zone: ZONE, fleet })
+    expect(() => declare({ avg: sql`sum(amount) / count(*)`, users: sql`count(*)` })).toThrow(InvalidArgumentError)
+    expect(() => declare({ avg: sql`sum(amount)`, users: sql`count(distinct tenant_id)` })).toThrow(/cannot combine measure users/)
+    expect(() => declare({ avg: sql`sum(amount)`, users: sql`count(*)` })).not.toThrow()
+  })
+
+  it('bad declarations are typed', () => {
+    const target = rollupTable('decl_monthly', { groupBy: { category: 'text' }, measures: { n: 'integer' } })
+    expect(() => fleetTable('decl_fleet', { of: target, groupBy: ['nope'] })).toThrow(InvalidArgumentError)
+    expect(() => fleetTable('decl fleet', { of: target })).toThrow()
+    expect(() => fleetTable('decl_monthly', { of: target })).toThrow(InvalidArgumentError)
+    expect(() => fleetTable('decl_fleet', { of: {} as RollupTable })).toThrow(InvalidArgumentError)
+    const other = rollupTable('decl_other', { groupBy: { category: 'text' }, measures: { n: 'integer' } })
+    expect(
+      () =>
+        new MonthlyRollup({
+          source: 'spend',
+          target,
+          at: 'paid_at',
+          tenant: 'tenant_id',
+          groupBy: ['category'],
+          measures: { n: sql`count(*)` },
+          zone: ZONE,
+          fleet: fleetTable('decl_fleet', { of: other }),
+        }),
+    ).toThrow(InvalidArgumentError)
+    const rls = rollupTable('decl_rls', { groupBy: {}, measures: { lo: 'numeric' }, isolation: 'rls' })
+    expect(
+      () =>
+        new MonthlyRollup({
+          source: 'spend',
+          target: rls,
+          at: 'paid_at',
+          tenant: 'tenant_id',
+          groupBy: [],
+          measures: { lo: sql`min(amount)` },
+          zone: ZONE,
+          fleet: fleetTable('decl_rls_fleet', { of: rls }),
+        }),
+    ).toThrow(/row-level security/)
+  })
+
+  it('a missing fleet table is a MigrationRequiredError before anything is written; a rollup that does not declare an existing level is refused', async () => {
+    const s = declare('spend_missing', { minMax: false })
+    await s.target.create(t.db)
+    await expect(s.rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-02-02' })).rejects.toThrow(MigrationRequiredError)
+    await expect(s.rollup.readAcross(t.db, { from: '2025-01', to: '2025-02', groupBy: [] })).rejects.toThrow(MigrationRequiredError)
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from spend_missing`.execute(t.db)
+    expect(rows[0]!.n).toBe(0)
+    await s.fleet.create(t.db)
+    await s.rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-02-02' })
+    const undeclared = new MonthlyRollup({
+      source: 'spend',
+      target: s.target,
+      at: 'paid_at',
+      tenant: 'tenant_id',
+      groupBy: ['category', 'channel'],
+      measures: { total: sql`sum(amount)`, n: sql`count(*)` },
+      zone: ZONE,
+    })
+    await expect(undeclared.refreshAt(t.db, { tenantId: 1, moment: '2025-02-02' })).rejects.toThrow(SchemaMismatchError)
+  })
+})
