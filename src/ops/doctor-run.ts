@@ -10,7 +10,7 @@ import type { RecordedObject } from './recorded-objects.js'
 export interface DoctorTargets {
   stores: readonly PgVectorStoreConfig[]
   rollups: readonly MonthlyRollup[]
-  /** Every record of `pgscale_object_version` ({@link recordedObjects}). */
+  /** Every record of the bookkeeping this role may read ({@link recordedObjects}). */
   records: readonly RecordedObject[]
 }
 
@@ -49,6 +49,43 @@ export function missingFindings(records: readonly RecordedObject[]): Finding[] {
 }
 
 /**
+ * A `warn` finding per record that is there but out of date: its table was dropped and created
+ * again since it was recorded (`recreated`: the oid differs; its owner's `pgscale migrate` checks
+ * every step again and records the new table), or it is still in the old `public` table
+ * (`not-moved`: its owner's `pgscale migrate` moves it to the schema's own bookkeeping).
+ *
+ * ### Examples
+ * ```ts
+ * staleRecordFindings(await recordedObjects(db)) // [{ level: 'warn', check: 'recreated', object: 'store:rag.chunks', … }]
+ * ```
+ */
+export function staleRecordFindings(records: readonly RecordedObject[]): Finding[] {
+  const present = records.filter((r) => !r.missing.length)
+  return [
+    ...present
+      .filter((r) => r.recreated)
+      .map((r) => ({
+        level: 'warn' as const,
+        kind: r.kind,
+        object: r.key,
+        check: 'recreated',
+        detail: `${r.relations[0]} is not the table that was recorded: it was dropped and created again (or restored) since`,
+        fix: 'pgscale migrate as its owner (checks every step again and records this table)',
+      })),
+    ...present
+      .filter((r) => r.keptIn !== r.schema)
+      .map((r) => ({
+        level: 'warn' as const,
+        kind: r.kind,
+        object: r.key,
+        check: 'not-moved',
+        detail: `recorded in ${r.keptIn}.pgscale_object_version, where versions before per-schema bookkeeping kept every record`,
+        fix: `pgscale migrate as its owner (moves it to ${r.schema}.pgscale_object_version)`,
+      })),
+  ]
+}
+
+/**
  * The finding for an object that is there but cannot be opened: the error's message as the why,
  * and the command that fixes it (the owner's migrate for a missing version, a table that no longer
  * matches its record — dropped and re-created by hand — moved aside before migrate).
@@ -71,7 +108,7 @@ export function cannotOpen(kind: 'store' | 'rollup', object: string, err: unknow
 
 /**
  * Every check of `pgscale doctor`, never stopping at the first object that fails: records whose
- * objects are gone (`missing`), then each store and rollup that is there — one that cannot be
+ * objects are gone (`missing`), re-created or not moved yet (`recreated`, `not-moved`), then each store and rollup that is there — one that cannot be
  * opened is a `cannot-open` finding and the rest are still checked.
  *
  * ### Examples
@@ -85,7 +122,7 @@ export async function doctorAll(
   options: DoctorOptions = {},
   log: (line: string) => void = () => {},
 ): Promise<Finding[]> {
-  const findings = missingFindings(targets.records)
+  const findings = [...missingFindings(targets.records), ...staleRecordFindings(targets.records)]
   const gone = new Set(targets.records.filter((r) => r.missing.length).map((r) => `${r.schema}.${r.name}`))
   for (const config of targets.stores) {
     const name = qualifiedName(config.table ?? 'rag_chunks')

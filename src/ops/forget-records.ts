@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Database } from '../db/database.js'
-import { OBJECT_VERSION_TABLE } from '../db/migration/object-migrations.js'
+import { objectVersionTable, OBJECT_VERSION_TABLE, recordTables } from '../db/migration/bookkeeping.js'
 import { InvalidArgumentError } from '../errors.js'
 import { recordedObjects, recordRelations, relationExists, type RecordedObject } from './recorded-objects.js'
 
@@ -33,7 +33,8 @@ export function resolveRecord(records: readonly RecordedObject[], name: string):
 }
 
 /**
- * Removes the record `key` from `pgscale_object_version` when the object it describes no longer
+ * Removes the record `key` from the bookkeeping that keeps it (its schema's `pgscale_object_version`,
+ * or the old `public` one before the move) when the object it describes no longer
  * exists, and keeps it (`exists`) when it does. Safe beside a concurrent `migrate`, `open` or
  * `track` of the same object: in one transaction it takes the object's advisory lock (the one
  * migrations take), locks the record's row (waiting for a writer of it to commit), and only then,
@@ -48,15 +49,18 @@ export function resolveRecord(records: readonly RecordedObject[], name: string):
 export async function forgetRecord(db: Database, key: string): Promise<ForgetOutcome> {
   return db.transaction(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}))`.execute(trx)
-    const { rows } = await sql<{ config: unknown }>`
-      select config from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key} for update`.execute(trx)
-    const relations = rows[0] ? recordRelations(key, rows[0].config)?.relations : undefined
-    if (!relations) throw new InvalidArgumentError(`no record ${key} in ${OBJECT_VERSION_TABLE}`)
-    const { rows: gone } = await sql<{ missing: string[] }>`
-      with missing as (select coalesce(array_agg(r), '{}') as missing from unnest(${relations}::text[]) r where not ${sql.raw(relationExists('r'))}),
-      deleted as (delete from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key} and (select cardinality(missing) > 0 from missing) returning 1)
-      select missing from missing where exists (select from deleted)`.execute(trx)
-    return gone[0] ? { key, result: 'forgotten' as const, missing: gone[0].missing } : { key, result: 'exists' as const, missing: [] }
+    for (const { schema } of await recordTables(trx, key)) {
+      const table = sql.raw(objectVersionTable(schema))
+      const { rows } = await sql<{ config: unknown }>`select config from ${table} where object = ${key} for update`.execute(trx)
+      const relations = rows[0] ? recordRelations(key, rows[0].config)?.relations : undefined
+      if (!relations) continue
+      const { rows: gone } = await sql<{ missing: string[] }>`
+        with missing as (select coalesce(array_agg(r), '{}') as missing from unnest(${relations}::text[]) r where not ${sql.raw(relationExists('r'))}),
+        deleted as (delete from ${table} where object = ${key} and (select cardinality(missing) > 0 from missing) returning 1)
+        select missing from missing where exists (select from deleted)`.execute(trx)
+      return gone[0] ? { key, result: 'forgotten' as const, missing: gone[0].missing } : { key, result: 'exists' as const, missing: [] }
+    }
+    throw new InvalidArgumentError(`no record ${key} in ${OBJECT_VERSION_TABLE}`)
   })
 }
 

@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely'
-import { OBJECT_VERSION_TABLE } from '../db/migration/object-migrations.js'
+import { readRecords } from '../db/migration/bookkeeping.js'
 
-/** What a record in `pgscale_object_version` describes. */
+/** What a record in a schema's `pgscale_object_version` describes. */
 export type RecordedKind = 'store' | 'rollup'
 
-/** One record of `pgscale_object_version`, with the relations its object needs and which of them are gone. */
+/** One record of a schema's `pgscale_object_version`, with the relations its object needs and which of them are gone. */
 export interface RecordedObject {
   /** The record's key, e.g. `store:public.rag_chunks` (what `pgscale forget` takes). */
   key: string
@@ -17,6 +17,10 @@ export interface RecordedObject {
   relations: string[]
   /** Those of `relations` the catalog does not have (empty: the object's tables are there). */
   missing: string[]
+  /** The schema of the bookkeeping table the record is in: the object's, or `public` for a record from before (not moved yet). */
+  keptIn: string
+  /** The object's table is there but is not the one recorded: dropped and created again (or restored from a dump) since. */
+  recreated: boolean
 }
 
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`
@@ -60,11 +64,13 @@ export function recordRelations(
 }
 
 /**
- * Every store and rollup recorded in this database's `pgscale_object_version`, each with the
+ * Every store and rollup recorded in the bookkeeping this role may read — each schema's
+ * `pgscale_object_version`, and the old `public` one until its records are moved — each with the
  * relations it needs that no longer exist (a `DROP TABLE`, a dropped schema, a rollup's source
- * dropped with its triggers). Reads only; one statement after the table check. A record whose
- * table was dropped and created again (by `pgscale migrate`, or by hand) has nothing missing: it
- * is opened like any other, and `doctor` reports it when it no longer matches its record.
+ * dropped with its triggers), and whether its table was re-created since it was recorded (its oid
+ * differs from the recorded one; its owner's next `migrate` or `open` re-checks the table and
+ * records it again). Reads only. Another team's bookkeeping, in a schema this role may not read,
+ * is not listed.
  *
  * ### Examples
  * ```ts
@@ -72,21 +78,19 @@ export function recordRelations(
  * ```
  */
 export async function recordedObjects(db: Kysely<any>): Promise<RecordedObject[]> {
-  const { rows: table } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
-  if (!table[0]?.present) return []
-  const { rows } = await sql<{ object: string; config: unknown }>`
-    select object, config from ${sql.table(OBJECT_VERSION_TABLE)} where object like 'store:%' or object like 'rollup:%' order by object`.execute(
-    db,
-  )
-  const objects = rows.flatMap(({ object, config }) => {
+  const records = await readRecords(db, ['store:', 'rollup:'])
+  const objects = records.flatMap(({ object, config, keptIn, relid }) => {
     const found = recordRelations(object, config)
-    return found ? [{ key: object, ...found, missing: [] as string[] }] : []
+    return found ? [{ key: object, ...found, missing: [] as string[], keptIn, recreated: false, relid }] : []
   })
   const names = [...new Set(objects.flatMap((o) => o.relations))]
-  if (!names.length) return objects
-  const { rows: present } = await sql<{ name: string }>`
-    select r as name from unnest(${names}::text[]) r where ${sql.raw(relationExists('r'))}`.execute(db)
-  const exists = new Set(present.map((p) => p.name))
-  for (const o of objects) o.missing = o.relations.filter((r) => !exists.has(r))
-  return objects
+  if (!names.length) return objects.map(({ relid: _, ...o }) => o)
+  const { rows: present } = await sql<{ name: string; relid: string | null }>`
+    select r as name, case when strpos(r, '.') > 0 then to_regclass(r)::oid::text end as relid
+    from unnest(${names}::text[]) r where ${sql.raw(relationExists('r'))}`.execute(db)
+  const exists = new Map(present.map((p) => [p.name, p.relid]))
+  return objects.map(({ relid, ...o }) => {
+    const now = exists.get(o.relations[0]!)
+    return { ...o, missing: o.relations.filter((r) => !exists.has(r)), recreated: relid !== null && now != null && now !== relid }
+  })
 }

@@ -1,9 +1,10 @@
 import { sql, type Kysely } from 'kysely'
-import { OBJECT_VERSION_TABLE } from '../db/migration/object-migrations.js'
+import { readRecords } from '../db/migration/bookkeeping.js'
 import type { PgVectorStoreConfig } from '../store/index.js'
 
 /**
- * Every store this database has recorded (`pgscale_object_version`), as the configuration to
+ * Every store this database has recorded that this role may read (each schema's
+ * `pgscale_object_version`; another team's schema stays theirs), as the configuration to
  * open it with: table, dimensions, distance, vector type, quantization, partitions, full text.
  * Options `open` does not record (query sample bounds, the default `ef_search`) take their
  * defaults: give a config module when they differ.
@@ -14,13 +15,15 @@ import type { PgVectorStoreConfig } from '../store/index.js'
  * ```
  */
 export async function recordedStores(db: Kysely<any>): Promise<PgVectorStoreConfig[]> {
-  const { rows: table } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
-  if (!table[0]?.present) return []
+  const records = await readRecords(db, ['store:'])
+  if (!records.length) return []
   // The isolation is the table's (row-level security on or off), not a recorded key.
-  const { rows } = await sql<{ object: string; config: Record<string, unknown>; rls: boolean | null }>`
-    select object, config, (select c.relrowsecurity from pg_class c where c.oid = to_regclass(substr(object, 7))) as rls
-    from ${sql.table(OBJECT_VERSION_TABLE)} where object like 'store:%' order by object`.execute(db)
-  return rows.map(({ object, config, rls }) => {
+  const { rows: secured } = await sql<{ object: string }>`
+    select o as object from unnest(${records.map((r) => r.object)}::text[]) o
+    where (select c.relrowsecurity from pg_class c where c.oid = to_regclass(substr(o, 7)))`.execute(db)
+  const rlsOn = new Set(secured.map((r) => r.object))
+  return records.map(({ object, config }) => {
+    const rls = rlsOn.has(object)
     const [schema, table] = object.slice('store:'.length).split('.') as [string, string]
     const c = config as {
       dimensions: number

@@ -1,11 +1,12 @@
 import { dollarQuote } from '../../sql/literal.js'
-import { LEASE_TABLE } from '../lease-lock.js'
-import { OBJECT_VERSION_TABLE } from './object-migrations.js'
+import { bookkeepingStatements, objectSchema, objectVersionTable } from './bookkeeping.js'
 
 /** One versioned object's migration, to print as plain SQL. */
 export interface ObjectMigrationText {
-  /** The object's key in `pgscale_object_version` (`store:public.rag_chunks`). */
+  /** The object's key in its schema's `pgscale_object_version` (`store:public.rag_chunks`). */
   key: string
+  /** The relation the object is (its oid is recorded); default the key's `"schema"."name"`. */
+  relation?: string
   /** The configuration recorded with it; another one recorded before stops the script. */
   config: Readonly<Record<string, unknown>>
   /** Values of keys recorded before they existed (compared as these). */
@@ -35,8 +36,10 @@ export interface ObjectMigrationText {
  * ```
  */
 export function objectMigrationSql(m: ObjectMigrationText): string {
-  const table = `"${OBJECT_VERSION_TABLE}"`
+  const schema = objectSchema(m.key)
+  const table = objectVersionTable(schema)
   const key = dollarQuote(m.key)
+  const relation = m.relation ?? `"${schema}"."${m.key.slice(m.key.indexOf('.') + 1)}"`
   const checks = Object.entries(m.config).map(([k, v]) => {
     const fallback = m.recordedDefaults && k in m.recordedDefaults ? dollarQuote(JSON.stringify(m.recordedDefaults[k])) : 'null'
     return `coalesce(config -> ${dollarQuote(k)}, ${fallback}::jsonb) is distinct from ${dollarQuote(JSON.stringify(v))}::jsonb`
@@ -44,11 +47,10 @@ export function objectMigrationSql(m: ObjectMigrationText): string {
   return [
     `-- pgscale: ${m.key} at version ${m.version}. One transaction; running it again changes nothing.`,
     'begin;',
-    // Every pgscale migration first: the version table's creation never races another object's.
-    `select pg_advisory_xact_lock(hashtext('pgscale.object'), 0);`,
+    // The schema's bookkeeping first, under its lock (as migrateObject): its version and lease
+    // tables, and its records moved out of the old public table.
+    ...bookkeepingStatements(schema).map((s) => `${s};`),
     `select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}));`,
-    `create table if not exists ${table} (object text primary key, version integer not null, config jsonb not null);`,
-    `create table if not exists "${LEASE_TABLE}" (resource text primary key, holder text not null, expires_at timestamptz not null);`,
     ...(m.checkConfig === false
       ? []
       : [
@@ -62,8 +64,8 @@ end $pgscale$;`,
     ...(m.record === false
       ? []
       : [
-          `insert into ${table} (object, version, config) values (${key}, ${m.version}, ${dollarQuote(JSON.stringify(m.config))}::jsonb)
-  on conflict (object) do update set version = greatest(${table}.version, excluded.version), config = excluded.config;`,
+          `insert into ${table} (object, version, config, relid) values (${key}, ${m.version}, ${dollarQuote(JSON.stringify(m.config))}::jsonb, to_regclass(${dollarQuote(relation)}))
+  on conflict (object) do update set version = greatest(${table}.version, excluded.version), config = excluded.config, relid = excluded.relid;`,
         ]),
     ...(m.after ?? []).map((s) => `${s.trim()};`),
     'commit;',

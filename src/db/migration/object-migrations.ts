@@ -2,7 +2,15 @@ import { sql, type Kysely } from 'kysely'
 import { DatabaseError, MigrationRequiredError, SchemaMismatchError } from '../../errors.js'
 import type { Database, DatabaseTransaction } from '../database.js'
 import { SQLSTATE } from '../../sql/sqlstate.js'
-import { ensureLeaseTable } from '../lease-lock.js'
+import {
+  type BookkeepingRecord,
+  objectSchema,
+  objectVersionTable,
+  OBJECT_VERSION_TABLE,
+  prepareBookkeeping,
+  readRecord,
+  recordTables,
+} from './bookkeeping.js'
 
 /** One versioned step of a parameterised object's schema (a store table, a rollup table). */
 export interface ObjectMigrationStep {
@@ -10,8 +18,8 @@ export interface ObjectMigrationStep {
   up(trx: Kysely<any>): Promise<void>
 }
 
-/** The bookkeeping table: one row per object (e.g. `store:public.rag_chunks`). */
-export const OBJECT_VERSION_TABLE = 'pgscale_object_version'
+/** The bookkeeping table's name: one per schema, one row per object of that schema (e.g. `store:public.rag_chunks`). */
+export { OBJECT_VERSION_TABLE }
 
 /**
  * Brings one parameterised object to its latest version, idempotently and safely when two
@@ -51,27 +59,29 @@ export async function migrateObject(
   const command = options.command ?? `pgscale migrate for ${key}`
   // The common case reads only: an object already at its version needs no DDL, so a role with
   // DML rights alone (the app's runtime role) can open it.
-  const current = await readObjectVersion(db, key, options.relation)
-  if (current.state === 'unreadable')
-    throw new MigrationRequiredError(
-      key,
-      `GRANT SELECT ON ${OBJECT_VERSION_TABLE} TO <this role>`,
-      `${key}: this role may not read ${OBJECT_VERSION_TABLE}`,
-      {
-        cause: current.cause,
-      },
-    )
+  const relation = options.relation ?? keyRelation(key)
+  const current = await readObjectVersion(db, key, relation)
+  if (current.state === 'unreadable') {
+    const table = objectVersionTable(objectSchema(key))
+    throw new MigrationRequiredError(key, `GRANT SELECT ON ${table} TO <this role>`, `${key}: this role may not read ${table}`, {
+      cause: current.cause,
+    })
+  }
+  // Its owner brings a record up to date when its table was re-created (the steps again, all
+  // idempotent) or it is still in the old public table (moved); anyone else opens it as it is.
+  const refresh = current.state === 'present' && current.owned && options.migrate !== false && (current.recreated || current.moved)
   if (current.state === 'present') {
     const mismatch = compare(withDefaults(current.config), config)
     if (mismatch) throw new SchemaMismatchError(`${key} exists with a different configuration: ${mismatch}`)
-    if (current.version === steps.length) return { from: current.version, to: current.version }
+    if (current.version === steps.length && !refresh) return { from: current.version, to: current.version }
   }
   if (options.migrate === false) {
     const why = current.state === 'present' ? `is at version ${current.version} of ${steps.length}` : 'does not exist'
     throw new MigrationRequiredError(key, command, `${key} ${why} and this store opens with migrate: false`)
   }
   try {
-    return await runObjectMigration(db, key, config, steps, { ...options, compare, withDefaults })
+    const rerun = current.state === 'present' && current.recreated
+    return await runObjectMigration(db, key, config, steps, { relation, rerun, compare, withDefaults })
   } catch (err) {
     if (err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege)
       throw new MigrationRequiredError(key, command, `${key} needs DDL this role may not run (${err.message}); nothing was changed`, {
@@ -82,21 +92,41 @@ export async function migrateObject(
 }
 
 type ObjectVersion =
-  { state: 'present'; version: number; config: Record<string, unknown> } | { state: 'missing' } | { state: 'unreadable'; cause: unknown }
+  | { state: 'present'; version: number; config: Record<string, unknown>; recreated: boolean; moved: boolean; owned: boolean }
+  | { state: 'missing' }
+  | { state: 'unreadable'; cause: unknown }
 
-/** The recorded version of `key`, read only (no DDL): missing when unrecorded or its relation is gone. */
-async function readObjectVersion(db: Database, key: string, relation?: string): Promise<ObjectVersion> {
-  const { rows: table } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
-  if (!table[0]?.present) return { state: 'missing' }
+/** The relation a key names when the caller gives none (`rollup:s.t` → `"s"."t"`). */
+function keyRelation(key: string): string {
+  return `"${objectSchema(key)}"."${key.slice(key.indexOf('.') + 1)}"`
+}
+
+/**
+ * The recorded version of `key`, read only (no DDL): missing when unrecorded or its relation is
+ * gone; `recreated` when the relation is not the one recorded (dropped and created again),
+ * `moved` when the record is still in the old `public` table, `owned` when this role owns the relation.
+ */
+async function readObjectVersion(db: Database, key: string, relation: string): Promise<ObjectVersion> {
+  let record: BookkeepingRecord | undefined
   try {
-    const { rows } = await sql<{ version: number; config: Record<string, unknown>; present: boolean }>`
-      select version, config, ${relation === undefined ? sql`true` : sql`to_regclass(${relation}) is not null`} as present
-      from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key}`.execute(db)
-    const row = rows[0]
-    return row && row.present ? { state: 'present', version: row.version, config: row.config } : { state: 'missing' }
+    record = await readRecord(db, key)
   } catch (err) {
     if (err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege) return { state: 'unreadable', cause: err }
     throw err
+  }
+  if (!record) return { state: 'missing' }
+  const { rows } = await sql<{ relid: string | null; owned: boolean | null }>`
+    select to_regclass(${relation})::oid::text as relid,
+      (select pg_has_role(c.relowner, 'USAGE') from pg_class c where c.oid = to_regclass(${relation})) as owned`.execute(db)
+  const relid = rows[0]?.relid ?? null
+  if (relid === null) return { state: 'missing' }
+  return {
+    state: 'present',
+    version: record.version,
+    config: record.config,
+    recreated: record.relid !== null && record.relid !== relid,
+    moved: record.keptIn !== objectSchema(key),
+    owned: rows[0]?.owned === true,
   }
 }
 
@@ -106,46 +136,36 @@ async function runObjectMigration(
   config: Readonly<Record<string, unknown>>,
   steps: readonly ObjectMigrationStep[],
   options: {
-    relation?: string
+    relation: string
+    /** Run every step again (idempotent): the relation was re-created since it was recorded. */
+    rerun: boolean
     compare: (recorded: Record<string, unknown>, wanted: Readonly<Record<string, unknown>>) => string | undefined
     withDefaults: (recorded: Record<string, unknown>) => Record<string, unknown>
   },
 ): Promise<{ from: number; to: number }> {
   const { compare, withDefaults } = options
-  await sql`create table if not exists ${sql.table(OBJECT_VERSION_TABLE)} (
-      object text primary key,
-      version integer not null,
-      config jsonb not null
-    )`
-    .execute(db)
-    .catch(async (err: unknown) => {
-      // Two processes creating the table at once: one wins, the other sees 23505/42P07.
-      const state = (err as { sqlState?: string }).sqlState
-      if (state !== SQLSTATE.uniqueViolation && state !== SQLSTATE.duplicateTable) throw err
-    })
-  // The maintenance leases of the objects' index builds live beside their versions (lease-lock.ts).
-  await ensureLeaseTable(db)
+  const schema = objectSchema(key)
+  const versions = sql.raw(objectVersionTable(schema))
   return db.transaction(async (trx: DatabaseTransaction) => {
+    // The schema's version and lease tables, and its records moved out of the old public table.
+    await prepareBookkeeping(trx, schema)
     await sql`select pg_advisory_xact_lock(hashtext('pgscale.object'), hashtext(${key}))`.execute(trx)
-    const { rows } = await sql<{ version: number; config: Record<string, unknown> }>`
-      select version, config from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${key}`.execute(trx)
-    let recorded = rows[0]
-    if (recorded && options.relation) {
-      const { rows: found } = await sql<{ present: boolean }>`select to_regclass(${options.relation}) is not null as present`.execute(trx)
-      if (!found[0]?.present) recorded = undefined
-    }
+    const { rows } = await sql<{ version: number; config: Record<string, unknown>; present: boolean }>`
+      select version, config, to_regclass(${options.relation}) is not null as present from ${versions} where object = ${key}`.execute(trx)
+    const recorded = rows[0]?.present ? rows[0] : undefined
     if (recorded) {
       const mismatch = compare(withDefaults(recorded.config), config)
       if (mismatch) throw new SchemaMismatchError(`${key} exists with a different configuration: ${mismatch}`)
     }
-    const from = recorded?.version ?? 0
+    const from = options.rerun ? 0 : (recorded?.version ?? 0)
     for (let version = from + 1; version <= steps.length; version++) await steps[version - 1]!.up(trx)
-    if (from < steps.length || !recorded) {
-      await sql`insert into ${sql.table(OBJECT_VERSION_TABLE)} (object, version, config)
-        values (${key}, ${steps.length}, ${JSON.stringify(config)}::jsonb)
-        on conflict (object) do update set version = excluded.version, config = excluded.config`.execute(trx)
-    }
-    return { from, to: steps.length }
+    const withRelid = (await recordTables(trx, key))[0]?.relid === true
+    await sql`insert into ${versions} (object, version, config${sql.raw(withRelid ? ', relid' : '')})
+      values (${key}, ${steps.length}, ${JSON.stringify(config)}::jsonb${withRelid ? sql`, to_regclass(${options.relation})` : sql``})
+      on conflict (object) do update set version = excluded.version, config = excluded.config${sql.raw(withRelid ? ', relid = excluded.relid' : '')}`.execute(
+      trx,
+    )
+    return { from: recorded?.version ?? 0, to: steps.length }
   })
 }
 

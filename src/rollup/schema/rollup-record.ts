@@ -1,5 +1,12 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { OBJECT_VERSION_TABLE } from '../../db/migration/object-migrations.js'
+import {
+  deleteRecord,
+  objectSchema,
+  objectVersionTable,
+  prepareBookkeeping,
+  readRecords,
+  recordTables,
+} from '../../db/migration/bookkeeping.js'
 import { assertQualifiedName } from '../../sql/identifier.js'
 import { inlineParameters, isInlineValue } from '../../sql/literal.js'
 import { compileSql } from '../../sql/statement-template.js'
@@ -25,7 +32,7 @@ export interface RecordedRollup {
 
 const KIND = 'rollup:'
 
-/** The rollup's key in `pgscale_object_version`: `rollup:public.expenses_monthly`. */
+/** The rollup's key in its schema's `pgscale_object_version`: `rollup:public.expenses_monthly`. */
 export function rollupKey(parts: Pick<RollupParts, 'target'>): string {
   const { schema, name } = assertQualifiedName(parts.target.name, 'rollup table name')
   return `${KIND}${schema ?? 'public'}.${name}`
@@ -39,7 +46,8 @@ function fragmentText(fragment: RawBuilder<unknown>): string | undefined {
 }
 
 /**
- * Records the rollup's definition in `pgscale_object_version` (in `track`'s transaction), so tools
+ * Records the rollup's definition in the `pgscale_object_version` of its table's schema (in
+ * `track`'s transaction, after that schema's bookkeeping is made ready), so tools
  * that were not given the app's code — `pgscale drain`, `pgscale doctor` — find every tracked
  * rollup. A definition whose fragments hold values that cannot be rendered as SQL text is not
  * recorded (those tools then need it in their config module).
@@ -52,12 +60,15 @@ function fragmentText(fragment: RawBuilder<unknown>): string | undefined {
 export async function recordRollup(trx: Kysely<any>, parts: RollupParts): Promise<void> {
   const record = rollupRecord(parts)
   if (!record) return
-  await sql`create table if not exists ${sql.table(OBJECT_VERSION_TABLE)} (object text primary key, version integer not null, config jsonb not null)`.execute(
+  const key = rollupKey(parts)
+  const schema = objectSchema(key)
+  await prepareBookkeeping(trx, schema)
+  const relid = (await recordTables(trx, key))[0]?.relid === true
+  await sql`insert into ${sql.raw(objectVersionTable(schema))} (object, version, config${sql.raw(relid ? ', relid' : '')})
+    values (${key}, 1, ${JSON.stringify(record)}::jsonb${relid ? sql`, to_regclass(${parts.target.qualified})` : sql``})
+    on conflict (object) do update set version = excluded.version, config = excluded.config${sql.raw(relid ? ', relid = excluded.relid' : '')}`.execute(
     trx,
   )
-  await sql`insert into ${sql.table(OBJECT_VERSION_TABLE)} (object, version, config)
-    values (${rollupKey(parts)}, 1, ${JSON.stringify(record)}::jsonb)
-    on conflict (object) do update set version = excluded.version, config = excluded.config`.execute(trx)
 }
 
 /**
@@ -90,14 +101,14 @@ export function rollupRecord(parts: RollupParts): RecordedRollup | undefined {
   }
 }
 
-/** Removes the rollup's record (in `untrack`'s transaction). */
+/** Removes the rollup's record wherever it is kept (in `untrack`'s transaction). */
 export async function forgetRollup(trx: Kysely<any>, parts: Pick<RollupParts, 'target'>): Promise<void> {
-  const { rows } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(trx)
-  if (rows[0]?.present) await sql`delete from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${rollupKey(parts)}`.execute(trx)
+  await deleteRecord(trx, rollupKey(parts))
 }
 
 /**
- * Every rollup `track` recorded in this database, oldest key first.
+ * Every rollup `track` recorded in this database that this role may read (each schema's
+ * bookkeeping, and the old `public` table until moved), by key.
  *
  * ### Examples
  * ```ts
@@ -105,9 +116,5 @@ export async function forgetRollup(trx: Kysely<any>, parts: Pick<RollupParts, 't
  * ```
  */
 export async function recordedRollups(db: Kysely<any>): Promise<RecordedRollup[]> {
-  const { rows: table } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
-  if (!table[0]?.present) return []
-  const { rows } = await sql<{ config: RecordedRollup }>`
-    select config from ${sql.table(OBJECT_VERSION_TABLE)} where object like ${`${KIND}%`} order by object`.execute(db)
-  return rows.map((r) => r.config)
+  return (await readRecords(db, [KIND])).map((r) => r.config as unknown as RecordedRollup)
 }

@@ -1,4 +1,5 @@
 import type { ObjectMigrationStep } from '../../db/migration/object-migrations.js'
+import { objectVersionTable } from '../../db/migration/bookkeeping.js'
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { rowSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
@@ -16,7 +17,7 @@ import {
 } from '../config/index.js'
 import { chunksTableSteps } from './chunks-table.js'
 
-/** A store as a versioned object: its key in `pgscale_object_version`, recorded config and steps. */
+/** A store as a versioned object: its key in its schema's `pgscale_object_version`, recorded config and steps. */
 export interface StoreObject {
   key: string
   config: Record<string, unknown>
@@ -78,8 +79,9 @@ export function storeTables(config: ResolvedStoreConfig): Array<{ name: string; 
 
 /**
  * What the app's runtime role needs on a store, and no more: `USAGE` on its schema, `SELECT`
- * on `pgscale_object_version` (how `open` checks the version without DDL), and `SELECT, INSERT,
- * UPDATE, DELETE` on every table the store owns.
+ * on that schema's `pgscale_object_version` (how `open` checks the version without DDL; another
+ * schema's bookkeeping stays out of reach), and `SELECT, INSERT, UPDATE, DELETE` on every table
+ * the store owns.
  *
  * ### Examples
  * ```ts
@@ -90,7 +92,7 @@ export function storeGrants(config: ResolvedStoreConfig, role: string): string[]
   const grantee = `"${assertIdentifier(role, 'runtime role')}"`
   return [
     `grant usage on schema "${config.schema ?? 'public'}" to ${grantee}`,
-    `grant select on pgscale_object_version to ${grantee}`,
+    `grant select on ${objectVersionTable(config.schema ?? 'public')} to ${grantee}`,
     ...storeTables(config).map((t) => `grant select, insert, update, delete on ${t.name} to ${grantee}`),
   ]
 }
