@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { OBJECT_VERSION_TABLE } from '../../db/migration/object-migrations.js'
+import { deleteRecord } from '../../db/migration/bookkeeping.js'
 import { objectMigrationSql } from '../../db/migration/object-migration-sql.js'
 import { recordStatements } from '../../db/migration/recording-kysely.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
@@ -72,6 +72,5 @@ export async function grantStore(db: Kysely<any>, config: ResolvedStoreConfig, r
 export async function dropStore(db: Kysely<any>, config: ResolvedStoreConfig): Promise<void> {
   const tables = storeTables(config).filter((t) => !t.partition)
   await sql.raw(`drop table if exists ${tables.map((t) => t.name).join(', ')}`).execute(db)
-  const { rows } = await sql<{ present: boolean }>`select to_regclass(${OBJECT_VERSION_TABLE}) is not null as present`.execute(db)
-  if (rows[0]?.present) await sql`delete from ${sql.table(OBJECT_VERSION_TABLE)} where object = ${storeObject(config).key}`.execute(db)
+  await deleteRecord(db, storeObject(config).key)
 }
