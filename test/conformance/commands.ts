@@ -475,7 +475,7 @@ export function storeCommands(writes: readonly string[]): Record<string, () => f
         .map(([t, ids, e]) => new GetChunks(t, ids, e)),
     tokenRead: () => tenantArb.map((t) => new TokenRead(t)),
     poisonedWrite: () =>
-      writeOp(writes.filter((k) => ['replaceDocument', 'upsertChunks', 'tenant.bulkIngest', 'store.bulkIngest'].includes(k)))
+      writeOp(writes.filter((k) => ['replaceDocument', 'upsertChunks', 'bulkUpsert', 'tenant.bulkIngest', 'store.bulkIngest'].includes(k)))
         .filter((op) => op.poisoned !== undefined)
         .map((op) => new PoisonedWrite(op.poisoned!())),
     killedWrite: () => writeOp(writes).map((op) => new KilledWrite(op)),

@@ -28,6 +28,7 @@ export const WRITES = [
   'replaceDocument',
   'deleteDocument',
   'upsertChunks',
+  'bulkUpsert',
   'updateMetadata',
   'deleteWhere',
   'tenant.bulkIngest',

@@ -127,7 +127,7 @@ interface UpsertRow extends Chunk {
 }
 
 class UpsertChunks implements WriteOp {
-  readonly kind = 'upsertChunks'
+  readonly kind: 'upsertChunks' | 'bulkUpsert' = 'upsertChunks'
   constructor(
     readonly tenant: string,
     readonly rows: UpsertRow[],
@@ -148,10 +148,11 @@ class UpsertChunks implements WriteOp {
     return ids
   }
   exec(t: TenantStore) {
-    return t.upsertChunks(this.rows, this.deleteWhere ? { deleteWhere: this.deleteWhere } : {})
+    const options = this.deleteWhere ? { deleteWhere: this.deleteWhere } : {}
+    return this.kind === 'bulkUpsert' ? t.bulkUpsert(this.rows, options) : t.upsertChunks(this.rows, options)
   }
   poisoned() {
-    return new UpsertChunks(
+    return new (this.constructor as typeof UpsertChunks)(
       this.tenant,
       [...this.rows, { id: 'px', content: POISON, metadata: {}, embedding: [0, 1, 0, 0] }],
       this.deleteWhere,
@@ -159,8 +160,13 @@ class UpsertChunks implements WriteOp {
   }
   toString() {
     const rows = this.rows.map((r) => `${r.id}:${show(r.content)}${vec(r.embedding)}${show(r.metadata)}`).join(' ')
-    return `${this.tenant}.upsertChunks(${rows}${this.deleteWhere ? `, deleteWhere ${show(this.deleteWhere)}` : ''})`
+    return `${this.tenant}.${this.kind}(${rows}${this.deleteWhere ? `, deleteWhere ${show(this.deleteWhere)}` : ''})`
   }
+}
+
+/** `bulkUpsert`: `upsertChunks`' rows and model through binary COPY. */
+class BulkUpsert extends UpsertChunks {
+  override readonly kind = 'bulkUpsert'
 }
 
 function deleteMatching(docs: Map<string, Map<number, Chunk>>, filter: MetadataFilter): number {
@@ -308,6 +314,16 @@ export const WRITE_OPS: Record<string, fc.Arbitrary<WriteOp>> = {
       fc.option(filterArb, { freq: 4, nil: undefined }),
     )
     .map(([t, rows, dw]) => new UpsertChunks(t, rows, dw)),
+  bulkUpsert: fc
+    .tuple(
+      tenantArb,
+      fc.array(fc.record({ id: docArb, content: contentArb, metadata: metadataArb, embedding: embeddingArb }), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+      fc.option(filterArb, { freq: 4, nil: undefined }),
+    )
+    .map(([t, rows, dw]) => new BulkUpsert(t, rows, dw)),
   updateMetadata: fc
     .tuple(
       tenantArb,

@@ -143,6 +143,10 @@ const TENANT_WRITES: Record<string, TenantWrite> = {
     write: (t) => t.upsertChunks([{ id: 'u', ...chunk(2) }]),
     sees: async (t) => (await t.find({})).rows.length === 1,
   },
+  bulkUpsert: {
+    write: (t) => t.bulkUpsert([{ id: 'u', ...chunk(2) }]),
+    sees: async (t) => (await t.find({})).rows.length === 1,
+  },
   updateMetadata: {
     prepare: (t) => t.replaceDocument('w', [{ ...chunk(1), metadata: { v: 1 } }]),
     write: (t) => t.updateMetadata({ filter: { v: 1 } }, { metadata: { v: 2 } }),

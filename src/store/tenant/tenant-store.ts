@@ -34,6 +34,7 @@ import { assertFlag, getChunks, type GetChunksOptions, type StoredChunk } from '
 import { marginalRelevanceSearch, type MarginalRelevanceOptions } from './search/marginal-relevance.js'
 import { updateMetadata, type MetadataUpdate, type UpdateTarget } from './writes/update-metadata.js'
 import { upsertChunks, type UpsertChunkInput, type UpsertChunksOptions } from './writes/upsert-chunks.js'
+import { bulkUpsert } from './writes/bulk-upsert.js'
 
 /** One chunk of a document, as `replaceDocument` takes it. */
 export interface ChunkInput {
@@ -535,6 +536,22 @@ export class TenantStore {
    */
   async upsertChunks(rows: readonly UpsertChunkInput[], options: UpsertChunksOptions = {}): Promise<string[]> {
     return this.#wrote(await upsertChunks(this.#chunks, rows, options))
+  }
+
+  /**
+   * {@link upsertChunks} for large batches: the same rows, the same result (each `id` a document of
+   * that one chunk, its other chunks deleted; an id given twice, its last row), the same locks and
+   * `deleteWhere`, all of it or nothing — but the batch's documents are deleted and its rows loaded
+   * with binary COPY in the same transaction (like {@link bulkIngest}; batched INSERTs where the
+   * handle has no COPY or row security refuses it), not as statements of 1,000 rows of vector text.
+   *
+   * ### Examples
+   * ```ts
+   * const ids = await acme.bulkUpsert(nodes.map((n) => ({ id: n.id, content: n.text, embedding: n.embedding })))
+   * ```
+   */
+  async bulkUpsert(rows: readonly UpsertChunkInput[], options: UpsertChunksOptions = {}): Promise<string[]> {
+    return this.#wrote(await bulkUpsert(this.#chunks, this.#sql.copyRows, rows, options))
   }
 
   /**
