@@ -3,6 +3,7 @@ import type { Database } from '../../db/database.js'
 import { seededRandom, type Random } from '../../util/seeded-random.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
 import type { TenantStore } from '../tenant/index.js'
+import { exactInMemory, readTenantVectors, type TenantVectors } from './tenant-vectors.js'
 
 /**
  * The kinds of query the model makes around a stored chunk (the anchor) and its neighbours, at the
@@ -32,6 +33,8 @@ export interface ModelQueries {
   kthDistance: number
   /** The neighbour rank the scale is taken at (10, or fewer in a small tenant). */
   k: number
+  /** The whole tenant, when it was read into memory for the anchors' neighbours (`readTenantVectors`). */
+  tenant?: TenantVectors
 }
 
 /** Neighbours read per anchor: the scale is the distance to the 10th. */
@@ -65,65 +68,67 @@ export async function modelQueries(
   seed: string,
   families: readonly QueryFamily[] = QUERY_FAMILIES,
 ): Promise<ModelQueries> {
-  const anchors = await sampleAnchors(db, config, handle, Math.ceil(n / families.length), seed)
+  const { anchors, tenant } = await sampleAnchors(db, config, handle, Math.ceil(n / families.length), seed)
   const made = queriesAround(anchors, { n, seed: `${seed}:${handle.tenantId}`, families, cosine: config.distance === 'cosine' })
-  return made
+  return tenant ? { ...made, tenant } : made
 }
 
-/** A seeded sample of the tenant's chunks with their nearest neighbours (exact, with their vectors). */
+/**
+ * A seeded sample of the tenant's chunks with their nearest neighbours (exact, with their vectors),
+ * and the tenant read whole when it fits in memory (`IN_MEMORY_NUMBERS`): its neighbours are then
+ * found in memory (one read instead of one exact scan per anchor).
+ */
 export async function sampleAnchors(
   db: Database,
   config: ResolvedStoreConfig,
   handle: TenantStore,
   count: number,
   seed: string,
-): Promise<Anchor[]> {
-  // A small tenant is read once and its neighbours found in memory (one scan instead of one per anchor).
-  const limit = Math.floor(IN_MEMORY_NUMBERS / Math.max(1, config.dimensions))
-  const { rows } = await sql<{ v: string; d: string; c: number }>`
-    select embedding::text as v, document_id as d, chunk_index as c from ${sql.raw(config.qualified)}
-    where tenant_id = ${handle.tenantId}
-    order by md5(document_id || '#' || chunk_index::text || ${seed}) limit ${limit + 1}`.execute(db)
-  if (rows.length <= limit) return anchorsInMemory(rows, count, config)
-  const anchors: Anchor[] = []
-  for (const row of rows) {
-    const embedding = JSON.parse(row.v) as number[]
-    // Exact: the model must not depend on the index it is about to judge.
-    const near = await handle.exactSearch(embedding, { k: NEIGHBOURS + 1, includeEmbedding: true })
-    const neighbours = near
-      .filter((r) => !(r.documentId === row.d && r.chunkIndex === Number(row.c)) && r.embedding)
-      .slice(0, NEIGHBOURS)
-      .map((r) => r.embedding!)
-    anchors.push({ embedding, neighbours })
+): Promise<{ anchors: Anchor[]; tenant?: TenantVectors }> {
+  const tenant = await readTenantVectors(db, config, handle.tenantId, seed)
+  if (tenant.complete) {
+    const anchors = tenant.vectors.slice(0, count).map((embedding, i) => ({
+      embedding,
+      neighbours: exactInMemory(tenant, embedding, NEIGHBOURS, config.distance, i).map((r) => tenant.vectors[r.row]!),
+    }))
+    return { anchors, tenant }
   }
-  return anchors
+  // Exact: the model must not depend on the index it is about to judge. The neighbours' keys by
+  // exact scans, their vectors in one read.
+  const chosen = tenant.vectors.slice(0, count)
+  const keys: Array<Array<{ documentId: string; chunkIndex: number }>> = []
+  for (const [i, embedding] of chosen.entries()) {
+    const own = tenant.keys[i]!
+    const near = await handle.exactSearch(embedding, { k: NEIGHBOURS + 1 })
+    keys.push(near.filter((r) => !(r.documentId === own.documentId && r.chunkIndex === own.chunkIndex)).slice(0, NEIGHBOURS))
+  }
+  const vectors = await vectorsByKey(db, config, handle.tenantId, keys.flat())
+  const anchors: Anchor[] = chosen.map((embedding, i) => ({
+    embedding,
+    neighbours: keys[i]!.map((k) => vectors.get(keyOf(k))).filter((v): v is number[] => v !== undefined),
+  }))
+  return { anchors }
 }
 
-/** Tenants up to this many vector components (rows × dimensions) are read once for the model. */
-const IN_MEMORY_NUMBERS = 1_500_000
+/** The vectors of a tenant's chunks by key (one statement). */
+async function vectorsByKey(
+  db: Database,
+  config: ResolvedStoreConfig,
+  tenantId: string,
+  keys: ReadonlyArray<{ documentId: string; chunkIndex: number }>,
+): Promise<Map<string, number[]>> {
+  if (keys.length === 0) return new Map()
+  const { rows } = await sql<{ v: string; d: string; c: number }>`
+    select c.embedding::text as v, c.document_id as d, c.chunk_index as c
+    from ${sql.raw(config.qualified)} c
+    join unnest(${keys.map((k) => k.documentId)}::text[], ${keys.map((k) => k.chunkIndex)}::int[]) as k(d, i)
+      on c.document_id = k.d and c.chunk_index = k.i
+    where c.tenant_id = ${tenantId}`.execute(db)
+  return new Map(rows.map((r) => [keyOf({ documentId: r.d, chunkIndex: Number(r.c) }), JSON.parse(r.v) as number[]]))
+}
 
-/** The first `count` rows (the seeded order) as anchors, their exact neighbours among all `rows`. */
-function anchorsInMemory(rows: ReadonlyArray<{ v: string }>, count: number, config: ResolvedStoreConfig): Anchor[] {
-  const vectors = rows.map((r) => JSON.parse(r.v) as number[])
-  const cosine = config.distance === 'cosine'
-  const inner = config.distance === 'inner_product'
-  const norms = vectors.map((v) => Math.hypot(...v) || 1)
-  return vectors.slice(0, count).map((a, i) => {
-    const scored: Array<{ j: number; d: number }> = []
-    for (let j = 0; j < vectors.length; j++) {
-      if (j === i) continue
-      const b = vectors[j]!
-      let dot = 0
-      let sq = 0
-      for (let x = 0; x < a.length; x++) {
-        dot += a[x]! * b[x]!
-        sq += (a[x]! - b[x]!) ** 2
-      }
-      scored.push({ j, d: cosine ? 1 - dot / (norms[i]! * norms[j]!) : inner ? -dot : sq })
-    }
-    scored.sort((p, q) => p.d - q.d)
-    return { embedding: a, neighbours: scored.slice(0, NEIGHBOURS).map((s) => vectors[s.j]!) }
-  })
+function keyOf(k: { documentId: string; chunkIndex: number }): string {
+  return `${k.documentId}\u0000${k.chunkIndex}`
 }
 
 /**

@@ -1,7 +1,8 @@
 import { InvalidArgumentError } from '../../errors.js'
 import type { FilterTuning, IndexBuildOptions, TenantTuning, TunedAlternative, TuningCache } from '../schema/index.js'
 import type { Embedding } from '../ingest/index.js'
-import { exactAnswers, percentile, searchRecall } from './measure-recall.js'
+import { exactAnswers, exactAnswersInMemory, percentile, searchRecall } from './measure-recall.js'
+import type { TenantVectors } from './tenant-vectors.js'
 import { DEFAULT_RECALL_EPSILON } from './recall.js'
 import type { Database } from '../../db/database.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
@@ -262,8 +263,8 @@ export async function tuneTenant(
   flagged = false,
 ): Promise<TenantTuningReport> {
   const tenantId = handle.tenantId
-  const { querySource, queries, families, kthDistance } = await tuningQueries(deps, handle, params, given, flagged)
-  const { truth, ms: exactMs } = await exactAnswers(handle, queries, 10)
+  const { querySource, queries, families, kthDistance, tenant } = await tuningQueries(deps, handle, params, given, flagged)
+  const { truth, ms: exactMs } = await tuningTruth(handle, deps.config, queries, tenant)
   const exactP50Ms = percentile(exactMs, 50)
   const bound = params.maxLatencyMs ?? exactP50Ms
   const setting = await chooseIndexSetting({
@@ -273,7 +274,6 @@ export async function tuneTenant(
     truth,
     steps: params.steps,
     judge: (perQuery) => judgeRecall(perQuery, families, target, params).judged,
-    target,
     boundMs: bound,
     cheapMs: params.cheapFraction * exactP50Ms,
     rebuilds: params.rebuilds,
@@ -332,6 +332,18 @@ export async function tuneTenant(
   }
 }
 
+/** The exact answers to the tuning queries: from memory when the model read the whole tenant, the exact scan timed on a few. */
+async function tuningTruth(
+  handle: TenantStore,
+  config: ResolvedStoreConfig,
+  queries: readonly Embedding[],
+  tenant: TenantVectors | undefined,
+) {
+  return tenant && config.vectorType === 'vector'
+    ? exactAnswersInMemory(handle, config, tenant, queries, 10)
+    : exactAnswers(handle, queries, 10)
+}
+
 /**
  * The tenant's filtered path: measured on its filtered searches or synthetic filters
  * ({@link filterCases}, {@link tuneFilteredPath}); with neither, derived from the unfiltered
@@ -380,13 +392,19 @@ async function tuningQueries(
   params: ReturnType<typeof tuningParameters>,
   given: readonly Embedding[] | undefined,
   flagged: boolean,
-): Promise<{ querySource: TenantTuning['querySource']; queries: readonly Embedding[]; families?: QueryFamily[]; kthDistance?: number }> {
+): Promise<{
+  querySource: TenantTuning['querySource']
+  queries: readonly Embedding[]
+  families?: QueryFamily[]
+  kthDistance?: number
+  tenant?: TenantVectors
+}> {
   if (given) return { querySource: 'given', queries: given }
   const recent = await deps.recentQueries(handle.tenantId, params.sample)
   if (recent.length >= (flagged ? Math.min(MIN_FLAGGED_QUERIES, params.minRecentQueries) : params.minRecentQueries))
     return { querySource: 'recent', queries: recent }
   const model = await modelQueries(deps.db, deps.config, handle, params.sample, params.seed)
-  return { querySource: 'chunks', queries: model.queries, families: model.families, kthDistance: model.kthDistance }
+  return { querySource: 'chunks', queries: model.queries, families: model.families, kthDistance: model.kthDistance, tenant: model.tenant }
 }
 
 /** A flagged tenant is re-tuned on its query sample when it has at least this many queries. */

@@ -1,10 +1,10 @@
 import type { ResolvedStoreConfig } from '../config/index.js'
 import type { Embedding } from '../ingest/index.js'
 import type { TunedAlternative } from '../schema/index.js'
-import type { SearchResult, TenantStore } from '../tenant/index.js'
+import type { TenantStore } from '../tenant/index.js'
+import type { ScoredRow } from './tenant-vectors.js'
 import { percentile, searchRecall } from './measure-recall.js'
 import { DEFAULT_RECALL_EPSILON } from './recall.js'
-import { studentT } from './recall-bound.js'
 
 /** An HNSW graph's build parameters. */
 export interface Graph {
@@ -44,10 +44,14 @@ export interface LadderStep {
   efConstruction: number | null
   /** Mean per-query recall over every tuning query. */
   recall: number
-  /** The one-sided 95% lower bound the target is judged on (0 when the step stopped early). */
+  /** The one-sided 95% lower bound the target is judged on. */
   lower?: number
-  /** The step stopped after this many queries: its mean was credibly below the target. */
-  stoppedAt?: number
+  /**
+   * Queries searched at this step when fewer than all: the ones not yet perfect at a smaller
+   * `ef_search` (the others count as perfect; `recall` and `lower` are over all of them, `p50Ms`
+   * over these).
+   */
+  measured?: number
   p50Ms: number
 }
 
@@ -56,12 +60,10 @@ export interface AlternativesContext {
   handle: TenantStore
   config: ResolvedStoreConfig
   queries: readonly Embedding[]
-  truth: readonly SearchResult[][]
+  truth: ReadonlyArray<readonly ScoredRow[]>
   steps: readonly number[]
   /** Judges a setting's per-query recall (in the order of `queries`) against the target. */
   judge(perQuery: readonly number[]): RecallJudgement
-  /** The target: a step whose mean so far is credibly below it stops early (absent: every step measured to the end). */
-  target?: number
   /** The slowest p50 a setting may have (the exact scan's, by default). */
   boundMs: number
   /** Above this p50, the cheapest setting is near-exhaustive: the alternatives are tried (`cheapFraction` × the exact p50). */
@@ -139,68 +141,88 @@ async function restore(ctx: AlternativesContext, best: IndexChoice, tried: Ladde
 }
 
 /**
- * The `ef_search` ladder on the index as it is: ascending, stopping at the first step the judge
- * accepts within the bound (the choice) or that it accepts too slowly or exceeds the bound (none).
+ * The `ef_search` ladder on the index as it is, in one pass over the queries: every query is
+ * searched at the first step, and at each later step only the queries not yet perfect (a query
+ * that found all its neighbours at a smaller `ef_search` is taken to find them at a larger one —
+ * `ef_search` changes the search, not the index). At each step the per-query recall so far is
+ * judged; the first step the judge accepts is measured again on every query (its stated interval
+ * and its p50 rest on all of them) and chosen when that measurement is accepted within the bound.
+ * Ascending, the ladder stops at a step whose p50 exceeds the bound or that is accepted too slowly
+ * (none). A step the full measurement does not accept after all is passed over, and later steps
+ * are then measured on every query.
  */
 async function ladder(ctx: AlternativesContext, graph: Graph | undefined, tried: LadderStep[]): Promise<IndexChoice | undefined> {
-  for (const efSearch of ctx.steps) {
-    const r = await stepRecall(ctx, efSearch)
-    const p50Ms = percentile(r.ms, 50)
-    const judged: RecallJudgement = r.stoppedAt ? { ok: false, lower: 0, mean: r.recall, queries: r.stoppedAt } : ctx.judge(r.perQuery)
+  const n = ctx.queries.length
+  const perQuery = new Array<number>(n).fill(1)
+  let active = Array.from({ length: n }, (_, i) => i)
+  let full = false
+  const record = (efSearch: number, r: { recall: number; lower: number; p50Ms: number; measured: number }) =>
     tried.push({
       efSearch,
       m: graph?.m ?? null,
       efConstruction: graph?.efConstruction ?? null,
       recall: r.recall,
-      lower: judged.lower,
-      p50Ms,
-      ...(r.stoppedAt ? { stoppedAt: r.stoppedAt } : {}),
+      lower: r.lower,
+      p50Ms: r.p50Ms,
+      ...(r.measured < n ? { measured: r.measured } : {}),
     })
-    if (judged.ok && p50Ms <= ctx.boundMs) return { efSearch, recall: r.recall, judged, perQuery: r.perQuery, p50Ms, graph }
-    // A larger ef_search only costs more time: stop at the first that meets the target or the bound.
-    if (judged.ok || p50Ms > ctx.boundMs) return undefined
+  for (const efSearch of ctx.steps) {
+    const indexes = full ? Array.from({ length: n }, (_, i) => i) : active
+    const r = await measure(ctx, efSearch, indexes)
+    indexes.forEach((q, j) => (perQuery[q] = r.perQuery[j]!))
+    const p50Ms = percentile(r.ms, 50)
+    const judged = ctx.judge(perQuery)
+    const recall = meanOf(perQuery)
+    if (judged.ok && indexes.length < n) {
+      // Accepted on the queries still open: measured again on all of them.
+      const all = await measure(
+        ctx,
+        efSearch,
+        Array.from({ length: n }, (_, i) => i),
+      )
+      const again = ctx.judge(all.perQuery)
+      const allP50 = percentile(all.ms, 50)
+      record(efSearch, { recall: meanOf(all.perQuery), lower: again.lower, p50Ms: allP50, measured: n })
+      if (again.ok && allP50 <= ctx.boundMs)
+        return { efSearch, recall: meanOf(all.perQuery), judged: again, perQuery: all.perQuery, p50Ms: allP50, graph }
+      if (again.ok || allP50 > ctx.boundMs) return undefined
+      all.perQuery.forEach((v, q) => (perQuery[q] = v))
+      full = true
+      continue
+    }
+    record(efSearch, { recall, lower: judged.lower, p50Ms, measured: indexes.length })
+    if (judged.ok && p50Ms <= ctx.boundMs) return { efSearch, recall, judged, perQuery: [...perQuery], p50Ms, graph }
+    // A larger ef_search only costs more time: stop at the first that meets the target or the bound
+    // (the bound judged on a p50 of enough searches: a few open queries time too noisily).
+    if (judged.ok || (p50Ms > ctx.boundMs && indexes.length >= MIN_TIMED)) return undefined
+    active = active.filter((q) => perQuery[q]! < 1)
+    if (active.length === 0 && !full) return undefined // every query perfect, yet not accepted: no step will be
   }
   return undefined
 }
 
-/** Queries measured between looks at whether a step is hopeless. */
-const LOOK_EVERY = 50
+/** Searches a step's p50 must rest on before it can stop the ladder at the latency bound. */
+const MIN_TIMED = 20
 
-/**
- * One step's recall on the tuning queries, measured in slices of {@link LOOK_EVERY}: a step whose
- * mean so far is credibly below the target (its one-sided 99% upper bound, over the queries so
- * far) stops there (`stoppedAt`) — a larger `ef_search` will be measured anyway, and a failing step
- * need not be measured to the end. The model's queries come one family after another per anchor,
- * so every slice holds each family.
- */
-async function stepRecall(
+/** The queries at `indexes` searched at `efSearch` (relaxed iterative scan, no exact fallback). */
+async function measure(
   ctx: AlternativesContext,
   efSearch: number,
-): Promise<{ recall: number; perQuery: number[]; ms: number[]; stoppedAt?: number }> {
-  const perQuery: number[] = []
-  const ms: number[] = []
-  for (let from = 0; from < ctx.queries.length; from += LOOK_EVERY) {
-    const to = Math.min(ctx.queries.length, from + LOOK_EVERY)
-    const r = await searchRecall(ctx.handle, ctx.queries.slice(from, to), ctx.truth.slice(from, to), 10, DEFAULT_RECALL_EPSILON, {
-      efSearch,
-      iterativeScan: 'relaxed',
-      exactFallback: false,
-    })
-    perQuery.push(...r.perQuery)
-    ms.push(...r.ms)
-    const mean = perQuery.reduce((a, b) => a + b, 0) / perQuery.length
-    if (to < ctx.queries.length && ctx.target !== undefined && upperBound(perQuery, mean) < ctx.target)
-      return { recall: mean, perQuery, ms, stoppedAt: perQuery.length }
-  }
-  return { recall: perQuery.reduce((a, b) => a + b, 0) / Math.max(1, perQuery.length), perQuery, ms }
+  indexes: readonly number[],
+): Promise<{ perQuery: number[]; ms: number[] }> {
+  const r = await searchRecall(
+    ctx.handle,
+    indexes.map((i) => ctx.queries[i]!),
+    indexes.map((i) => ctx.truth[i]!),
+    10,
+    DEFAULT_RECALL_EPSILON,
+    { efSearch, iterativeScan: 'relaxed', exactFallback: false },
+  )
+  return { perQuery: r.perQuery, ms: r.ms }
 }
 
-/** A one-sided 99% upper bound of the mean of `values` (Student t). */
-function upperBound(values: readonly number[], mean: number): number {
-  const n = values.length
-  if (n < 2) return 1
-  const variance = values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1)
-  return mean + studentT(0.99, n - 1) * Math.sqrt(variance / n)
+function meanOf(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / Math.max(1, values.length)
 }
 
 function settingOf(found: IndexChoice | undefined): Pick<TunedAlternative, 'efSearch' | 'recall' | 'p50Ms'> {
