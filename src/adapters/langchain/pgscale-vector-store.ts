@@ -165,8 +165,8 @@ export class PgScaleVectorStore extends VectorStore {
    * nothing): the id of each is `options.ids[i]`, else its own `id`, else a new UUID. An id that
    * exists is replaced whole (text, metadata, vector; its other chunks removed); an id given twice
    * is written once, with its last document. Resolves to the ids, one per document, in order.
-   * Without ids (none given, no document with its own) every row is new under a fresh UUID and the
-   * batch is loaded through binary COPY (the store's `bulkIngest`), still one transaction.
+   * The batch is loaded through binary COPY (the store's `bulkUpsert`; without ids — none given,
+   * no document with its own — every row is new under a fresh UUID: `bulkIngest`), one transaction.
    *
    * ### Examples
    * ```ts
@@ -178,9 +178,10 @@ export class PgScaleVectorStore extends VectorStore {
   }
 
   /**
-   * The rows written: replacing what is there (`upsertChunks`), or, when every id is a new UUID
-   * (`fresh`: no `ids` given, no document with an id), loaded through the store's `bulkIngest` —
-   * binary COPY, one transaction, all or nothing; nothing to replace and no other writer of them.
+   * The rows written with binary COPY, one transaction, all or nothing: replacing what is there
+   * (the store's `bulkUpsert`: the ids' locks, their old rows deleted, the batch copied), or, when
+   * every id is a new UUID (`fresh`: no `ids` given, no document with an id), through `bulkIngest`
+   * — nothing to replace and no other writer of them.
    */
   async #write(vectors: number[][], documents: DocumentInterface[], ids: string[], fresh: boolean): Promise<string[]> {
     const rows = withVectors(vectors, documents, 'addVectors')
@@ -189,7 +190,7 @@ export class PgScaleVectorStore extends VectorStore {
       rows.forEach((row, i) => metadataJson(row.metadata, `addVectors document ${i}`)) // upsertChunks' checks, before the COPY
       await this.#tenant.bulkIngest(rows.map((row, i) => ({ ...row, documentId: ids[i]!, chunkIndex: 0 })))
     } else {
-      await this.#tenant.upsertChunks(rows.map((row, i) => ({ ...row, id: ids[i]! })))
+      await this.#tenant.bulkUpsert(rows.map((row, i) => ({ ...row, id: ids[i]! })))
     }
     return ids
   }

@@ -116,7 +116,8 @@ export class PgScaleVectorStore extends BaseVectorStore<TenantStore> {
 
   /**
    * Writes embedded nodes, each as one row whose document id is the node id, in one transaction
-   * (all or nothing; an id already stored is replaced whole). Resolves to the node ids, in order.
+   * (all or nothing; an id already stored is replaced whole), loaded with binary COPY (the store's
+   * `bulkUpsert`). Resolves to the node ids, in order.
    * A node without an embedding, or of other dimensions, is a typed error and nothing is written.
    *
    * ### Examples
@@ -127,7 +128,7 @@ export class PgScaleVectorStore extends BaseVectorStore<TenantStore> {
   async add(nodes: BaseNode[]): Promise<string[]> {
     if (!Array.isArray(nodes)) throw new InvalidArgumentError('add: expected an array of nodes')
     const rows = nodes.map((node, i) => nodeToChunk(node, `add: node ${i}`))
-    if (rows.length > 0) await this.#tenant.upsertChunks(rows)
+    if (rows.length > 0) await this.#tenant.bulkUpsert(rows)
     return rows.map((row) => row.id)
   }
 

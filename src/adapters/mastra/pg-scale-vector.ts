@@ -184,10 +184,10 @@ export class PgScaleVector extends MastraVector<PgScaleVectorFilter> {
 
   /**
    * Upserts vectors: each id's vector and metadata replaced whole (ids default to random UUIDs),
-   * after the vectors matching `deleteFilter` are deleted, in one transaction. Without `ids` and
-   * `deleteFilter` every vector is new (fresh random UUIDs: nothing to replace, no writer of the
-   * same ids), so the batch is loaded with the store's `bulkIngest` — binary COPY, one transaction,
-   * all or nothing — instead of `upsertChunks`' statements of 1,000 rows.
+   * after the vectors matching `deleteFilter` are deleted, in one transaction, all or nothing, the
+   * rows loaded with binary COPY: with `ids` or `deleteFilter` through the store's `bulkUpsert`
+   * (the ids' locks, their old rows deleted, the batch copied); without them every vector is new
+   * (fresh random UUIDs: nothing to replace, no writer of the same ids), so through `bulkIngest`.
    *
    * ### Examples
    * ```ts
@@ -203,7 +203,7 @@ export class PgScaleVector extends MastraVector<PgScaleVectorFilter> {
         rows.forEach((row, i) => metadataJson(row.metadata, `upsert vector ${i}`))
         await index.tenant.bulkIngest(rows.map(({ id, ...row }) => ({ ...row, documentId: id, chunkIndex: 0 })))
       } else {
-        await index.tenant.upsertChunks(rows, deleteWhere === undefined ? {} : { deleteWhere })
+        await index.tenant.bulkUpsert(rows, deleteWhere === undefined ? {} : { deleteWhere })
       }
       return rows.map((r) => r.id)
     })

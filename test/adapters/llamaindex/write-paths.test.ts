@@ -8,9 +8,9 @@ import { LLAMAINDEX_MISSING, loadLlamaIndex, type LlamaIndexKit, type PgScaleVec
 
 /**
  * The adapter's write paths (`add`, `delete(refDocId)`) as write paths: two at once on the same
- * nodes and documents, and a statement failing inside an `add` (a row refused; the second of its
- * statements refused after the first succeeded). Both are one pgscale call each
- * (`upsertChunks`, `deleteWhere`), whose locks these tests exercise through LlamaIndex's calls.
+ * nodes and documents, and a statement failing inside an `add` (a row refused; its COPY
+ * refused after its delete succeeded). Both are one pgscale call each
+ * (`bulkUpsert`, `deleteWhere`), whose locks these tests exercise through LlamaIndex's calls.
  */
 const t = useTestDatabase()
 const DIM = 4
@@ -92,21 +92,15 @@ describeUnless(LLAMAINDEX_MISSING)('PgScaleVectorStore write paths', () => {
     expect(new Set((await writers(pg)).values())).toEqual(new Set([2]))
   })
 
-  it('the second statement of an add failing after the first succeeded: none of the add is written, the old nodes stay', async (ctx) => {
+  it('an add failing after its delete succeeded (the COPY refused): none of the add is written, the old nodes stay', async (ctx) => {
     if (t.target.citusWorkers) return skipBecause(ctx, 'the failure is injected by a trigger, which Citus refuses on a distributed table')
-    // upsertChunks sends a large batch as several statements in one transaction (1,000 rows each);
-    // a statement-level trigger counts the transaction's inserts and refuses the second one, so the
-    // first statement's rows were already written when the failure comes.
+    // add is the store's bulkUpsert: the nodes' old rows deleted, then the batch copied, in one
+    // transaction; a statement-level trigger refuses the COPY after the delete removed the old rows.
     const pg = fresh()
     const SIZE = 1500
     await pg.add(nodesOf('big', SIZE, 1))
     await sql`create function li_second_statement() returns trigger language plpgsql as $$
-      declare n int := coalesce(nullif(current_setting('li_test.statements', true), ''), '0')::int + 1;
-      begin
-        perform set_config('li_test.statements', n::text, true);
-        if n >= 2 then raise exception 'the second statement of the transaction is refused by the test'; end if;
-        return null;
-      end $$`.execute(t.db)
+      begin raise exception 'the insert after the delete is refused by the test'; end $$`.execute(t.db)
     await sql`create trigger li_second_statement before insert on ${sql.table(TABLE)}
       for each statement execute function li_second_statement()`.execute(t.db)
     try {
