@@ -23,6 +23,22 @@ async function indexDefinition(name: string): Promise<string> {
   return rows[0]!.def
 }
 
+describe('vector literals on the server', () => {
+  it('pgvector reads every literal value back as the 4-byte float it came from (seeded, extremes, subnormals)', async () => {
+    let seed = 11
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31)
+    const values = Float32Array.from({ length: 4_000 }, (_, i) => (next() - 0.5) * 10 ** ((i % 76) - 38))
+    values.set([1, -1, 0.1, 1 / 3, 3.4028234663852886e38, -3.4028234663852886e38, 1.401298464324817e-45, 1.1754943508222875e-38, 16777217])
+    const { rows } = await sql<{ v: number[] }>`select (${toVectorLiteral(values)}::vector)::real[] as v`.execute(t.db)
+    const back = Float32Array.from(rows[0]!.v.map(Number))
+    expect(Array.from(back)).toEqual(Array.from(values))
+    // A float64 input is stored as its nearest 4-byte float, the value Math.fround gives.
+    const doubles = Array.from({ length: 500 }, () => (next() - 0.5) * 1e3)
+    const { rows: d } = await sql<{ v: number[] }>`select (${toVectorLiteral(doubles)}::vector)::real[] as v`.execute(t.db)
+    expect(d[0]!.v.map((x) => Math.fround(Number(x)))).toEqual(doubles.map((x) => Math.fround(x)))
+  })
+})
+
 describe('vectorType: halfvec', () => {
   let store: PgVectorStore
   beforeAll(async () => {

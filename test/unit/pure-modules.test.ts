@@ -176,7 +176,10 @@ describe('vector literals', () => {
     const parsed = toVectorLiteral(values).slice(1, -1).split(',').map(Number)
     expect(parsed.map((x) => Math.fround(x))).toEqual(Array.from(values))
     // A float64 input is sent as the float4 pgvector would store.
-    expect(toVectorLiteral([0.1, 2])).toBe(`[${Math.fround(0.1).toExponential(8)},2.00000000e+0]`)
+    expect(toVectorLiteral([0.1, 2])).toBe(`[${Math.fround(0.1)},2]`)
+    // The scratch array does not leak one call's digits into the next.
+    expect(toVectorLiteral([1, 2, 3])).toBe('[1,2,3]')
+    expect(toVectorLiteral([4])).toBe('[4]')
   })
 })
 
