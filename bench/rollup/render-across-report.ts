@@ -1,9 +1,26 @@
 import { renderTable } from '../report/table.js'
-import type { AcrossReport } from './across/across-report.js'
+import type { AcrossReport, AcrossView } from './across/across-report.js'
+
+function viewsTable(views: readonly AcrossView[], source: string): string {
+  return renderTable(
+    ['aggregate (every tenant)', `${source} p50 ms`, 'rollup p50', 'fleet p50', 'fleet p95', 'rollup ×', 'fleet ×', 'fleet level read'],
+    views.map((q) => [
+      q.name,
+      q.sourceMs.p50.toFixed(1),
+      q.rollupMs.p50.toFixed(2),
+      q.fleetMs.p50.toFixed(2),
+      q.fleetMs.p95.toFixed(2),
+      `${q.speedup.toFixed(1)}×`,
+      `${q.fleetSpeedup.toFixed(1)}×`,
+      q.readsFleet ? 'yes' : 'no (tenant detail)',
+    ]),
+  )
+}
 
 /**
- * The `--across` section of rollup-bench's report: each admin view from the source and from the
- * rollup, p50/p95 and the speedup, then the fleet-wide distinct counts' error.
+ * The `--across` section of rollup-bench's report: each admin view from the source, the rollup table
+ * and the fleet level (without and with a covering index on the source), what the fleet level adds
+ * to refresh and drain, then the fleet-wide distinct counts' error.
  *
  * ### Examples
  * ```ts
@@ -12,19 +29,28 @@ import type { AcrossReport } from './across/across-report.js'
  */
 export function renderAcrossReport(r: AcrossReport): string[] {
   const out = [
-    'Admin views across tenants (--across): the whole fleet from the source vs from the rollup (readAcross)',
-    renderTable(
-      ['aggregate (every tenant)', 'source p50 ms', 'source p95', 'rollup p50 ms', 'rollup p95', 'speedup'],
-      r.queries.map((q) => [
-        q.name,
-        q.sourceMs.p50.toFixed(1),
-        q.sourceMs.p95.toFixed(1),
-        q.rollupMs.p50.toFixed(2),
-        q.rollupMs.p95.toFixed(2),
-        `${q.speedup.toFixed(1)}×`,
-      ]),
-    ),
+    'Admin views across tenants (--across): the whole fleet from the source vs from the rollup table and its fleet level (readAcross)',
+    viewsTable(r.queries, 'source'),
   ]
+  if (r.covered) out.push(`With ${r.covered.index}:`, viewsTable(r.covered.queries, 'covered source'))
+  if (r.fleet)
+    out.push(
+      `The fleet level: ${r.fleet.rows.toLocaleString('en-US')} rows, filled from the rollup table in ${r.fleet.fillSeconds.toFixed(2)} s`,
+    )
+  if (r.maintenance.length)
+    out.push(
+      renderTable(
+        ['write', 'without fleet p50 ms', 'p95', 'with fleet p50 ms', 'p95', 'ratio'],
+        r.maintenance.map((m) => [
+          m.what,
+          m.plainMs.p50.toFixed(2),
+          m.plainMs.p95.toFixed(2),
+          m.fleetMs.p50.toFixed(2),
+          m.fleetMs.p95.toFixed(2),
+          `${m.ratio.toFixed(2)}×`,
+        ]),
+      ),
+    )
   if (r.distinct)
     out.push(
       `Fleet-wide distinct amounts per month (hll sketches united, ${r.distinct.months} months) against count(distinct): error p50 ${(100 * r.distinct.errorP50).toFixed(2)}%, p95 ${(100 * r.distinct.errorP95).toFixed(2)}%, max ${(100 * r.distinct.errorMax).toFixed(2)}%`,

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { MonthlyRollup, rollupTable, type Database } from '../../src/index.js'
+import { fleetTable } from '../../src/bench-kit.js'
 import { useTestDatabase } from '../support/test-database.js'
 
 /**
@@ -15,7 +16,10 @@ import { useTestDatabase } from '../support/test-database.js'
  * after it; untracked seeds heal with `rebuild` or `refreshAt` month by month. Every read shape —
  * the stored rows, `read` (all groups, each group kept, none, the range combined), `readAcross`
  * (the fleet, per tenant, each group kept, the range combined, the top 2 tenants) — is compared with the
- * truth computed by plain SQL `GROUP BY` over the source.
+ * truth computed by plain SQL `GROUP BY` over the source. Two seeds in three declare a fleet level
+ * (`fleetTable`, a random subset of the groups; kept by deltas with only sums and counts, or by
+ * recomputing months with min/max too): its stored rows are compared with the truth of the source
+ * by month and its groups, and `readAcross` views without tenant detail read it (checked).
  *
  * CI runs 6 seeds (every group count, moment type and heal mode); more on demand:
  * `PGSCALE_ROLLUP_SEEDS=10000 PGSCALE_ROLLUP_SEED_START=1 npx vitest run test/rollup/rollup-differential.test.ts`.
@@ -56,6 +60,12 @@ interface Shape {
   /** A tenant that never has a row (rebuilt and read all the same). */
   empty: string
   mode: 'drain' | 'rebuild' | 'refreshAt'
+  /**
+   * The fleet level: none; kept by deltas (the measures then only `n` and `total`, exact sums); or
+   * recomputed per touched month (with `lo`/`hi`, min and max). Its groups: a random subset.
+   */
+  fleet: 'none' | 'delta' | 'recompute'
+  fleetGroups: string[]
 }
 
 function tenantsOf(type: Shape['tenantType'], r: Rng): string[] {
@@ -81,28 +91,55 @@ function drawShape(seed: number): Shape {
     tenants: tenants.slice(0, 4),
     empty: tenants[4]!,
     mode: (['drain', 'rebuild', 'drain', 'refreshAt'] as const)[seed % 4]!,
+    ...fleetOf(seed, seed % 3),
   }
+}
+
+/** The fleet level of a seed: cycled over seeds (any 3 consecutive seeds hold each kind), its groups drawn. */
+function fleetOf(seed: number, groups: number): Pick<Shape, 'fleet' | 'fleetGroups'> {
+  const r = prng(seed * 104729 + 7)
+  return {
+    fleet: (['delta', 'recompute', 'none'] as const)[Math.floor(seed / 2) % 3]!,
+    fleetGroups: ['g1', 'g2'].slice(0, groups).filter(() => r.chance(0.5)),
+  }
+}
+
+/** The measures a seed's rollup keeps: a delta-kept fleet level only exact sums and counts. */
+function measuresOf(s: Shape): string[] {
+  return s.fleet === 'delta' ? ['n', 'total'] : ['n', 'total', 'lo', 'hi']
 }
 
 const GROUP_TYPES: Record<string, string> = { g1: 'text', g2: 'integer' }
 
+const MEASURE_TYPES: Record<string, string> = { n: 'integer', total: 'numeric(14,2)', lo: 'numeric(10,2)', hi: 'numeric(10,2)' }
+const MEASURE_SQL: Record<string, RawBuilder<unknown>> = {
+  n: sql`count(*)`,
+  total: sql`sum(amount)`,
+  lo: sql`min(amount)`,
+  hi: sql`max(amount)`,
+}
+
+/** The seed's rollup (with its fleet level, if any) and the same rollup without it (what fills the table before the level exists). */
 function rollupOf(s: Shape) {
+  const measures = measuresOf(s)
   const target = rollupTable(`${s.schema}.roll`, {
     groupBy: Object.fromEntries(s.groups.map((g) => [g, GROUP_TYPES[g]!])),
-    measures: { n: 'integer', total: 'numeric(14,2)', lo: 'numeric(10,2)', hi: 'numeric(10,2)' },
+    measures: Object.fromEntries(measures.map((m) => [m, MEASURE_TYPES[m]!])),
     tenantType: s.tenantType,
   })
-  const rollup = new MonthlyRollup({
+  const config = {
     source: `${s.schema}.src`,
     target,
     at: 'at',
     tenant: 'tenant_id',
     groupBy: s.groups,
-    measures: { n: sql`count(*)`, total: sql`sum(amount)`, lo: sql`min(amount)`, hi: sql`max(amount)` },
+    measures: Object.fromEntries(measures.map((m) => [m, MEASURE_SQL[m]!])),
     ...(s.where ? { where: sql`amount >= 0` } : {}),
     zone: s.zone,
-  })
-  return { target, rollup }
+  }
+  const fleet = s.fleet === 'none' ? undefined : fleetTable(`${s.schema}.fleet`, { of: target, groupBy: s.fleetGroups })
+  const plain = new MonthlyRollup(config)
+  return { target, fleet, plain, rollup: fleet ? new MonthlyRollup({ ...config, fleet }) : plain }
 }
 
 /** A wall-clock time in the zone: near a local month edge (within 36 h) half the time, anywhere else otherwise. */
@@ -230,13 +267,14 @@ interface TruthQuery {
 
 /** The truth: plain SQL GROUP BY over the source. */
 async function truth(db: Database, s: Shape, q: TruthQuery): Promise<Array<Record<string, unknown>>> {
+  const minMax = measuresOf(s).includes('lo')
   const month = q.combine ? sql`${`${q.from}..${q.to}`}::text` : sql`to_char(${monthExpr(s)}, 'YYYY-MM')`
   const keys = [...(q.combine ? [] : [monthExpr(s)]), ...(q.perTenant ? [sql`tenant_id`] : []), ...q.keep.map((g) => sql.raw(`"${g}"`))]
   const tenantFilter = q.tenant === undefined ? sql`` : sql`and tenant_id = ${q.tenant}::${sql.raw(s.tenantType)}`
   const { rows } = await sql<Record<string, unknown>>`
     select ${q.perTenant ? sql`tenant_id::text as tenant_id, ` : sql``}${month} as month
       ${q.keep.length ? sql`, ${sql.join(q.keep.map((g) => sql.raw(`"${g}"`)))}` : sql``},
-      count(*) as n, sum(amount) as total, min(amount) as lo, max(amount) as hi
+      count(*) as n, sum(amount) as total${minMax ? sql`, min(amount) as lo, max(amount) as hi` : sql``}
       ${q.top ? sql`, row_number() over (partition by ${sql.join([monthExpr(s), ...q.keep.map((g) => sql.raw(`"${g}"`))])} order by count(*) desc, tenant_id) as rank` : sql``}
     from ${sql.raw(`${s.schema}.src`)}
     where at is not null ${s.where ? sql`and amount >= 0` : sql``} ${tenantFilter}
@@ -296,6 +334,13 @@ async function compareReads(db: Database, s: Shape, rollup: MonthlyRollup, r: Rn
   for (const keep of keeps) {
     const [from, to] = r.chance(0.5) ? [FROM, TO] : randomRange(r)
     const o = { from, to, groupBy: keep, ...(fresh ? { fresh } : {}) }
+    // A view without tenant detail reads the fleet level when it keeps the view's groups (fresh reads the rollup table).
+    const readsFleet = s.fleet !== 'none' && !fresh && keep.every((g) => s.fleetGroups.includes(g))
+    expect([keep, fresh, rollup.readAcrossQuery(db, o).compile(db).sql.includes(`"${s.schema}"."fleet"`)]).toEqual([
+      keep,
+      fresh,
+      readsFleet,
+    ])
     await expectSame(`${s.seed} across [${keep}]`, await rollup.readAcross(db, o), await truth(db, s, { keep, from, to }))
     const per = (await rollup.readAcross(db, { ...o, perTenant: true })).map((row) => ({ ...row, tenant_id: String(row.tenant_id) }))
     await expectSame(`${s.seed} across per tenant [${keep}]`, per, await truth(db, s, { keep, from, to, perTenant: true }))
@@ -309,11 +354,18 @@ async function compareReads(db: Database, s: Shape, rollup: MonthlyRollup, r: Rn
 /** The rollup table's rows against the truth of every bucket: no extra row (an empty bucket), none missing. */
 async function compareStored(db: Database, s: Shape): Promise<void> {
   const groups = s.groups.map((g) => `, "${g}"`).join('')
+  const measures = measuresOf(s).join(', ')
   const { rows } = await sql<
     Record<string, unknown>
   >`select tenant_id::text as tenant_id, to_char(month, 'YYYY-MM') as month${sql.raw(groups)},
-    n, total, lo, hi from ${sql.raw(`${s.schema}.roll`)}`.execute(db)
+    ${sql.raw(measures)} from ${sql.raw(`${s.schema}.roll`)}`.execute(db)
   await expectSame(`${s.seed} stored rows`, rows, await truth(db, s, { keep: s.groups, perTenant: true, from: '0001-01', to: '9999-12' }))
+  if (s.fleet === 'none') return
+  // The fleet level's rows: every month and kept group of the source, no extra row, none missing.
+  const fleetGroups = s.fleetGroups.map((g) => `, "${g}"`).join('')
+  const { rows: fleet } = await sql<Record<string, unknown>>`select to_char(month, 'YYYY-MM') as month${sql.raw(fleetGroups)},
+    ${sql.raw(measures)} from ${sql.raw(`${s.schema}.fleet`)}`.execute(db)
+  await expectSame(`${s.seed} stored fleet rows`, fleet, await truth(db, s, { keep: s.fleetGroups, from: '0001-01', to: '9999-12' }))
 }
 
 async function heal(db: Database, s: Shape, rollup: MonthlyRollup): Promise<void> {
@@ -340,14 +392,19 @@ async function runSeed(db: Database, seed: number): Promise<void> {
     )
     .execute(db)
   await sql.raw(`create index on ${s.schema}.src (tenant_id, at)`).execute(db)
-  const { target, rollup } = rollupOf(s)
+  const { target, fleet, plain, rollup } = rollupOf(s)
   await target.create(db)
   await insertRows(
     db,
     s,
     Array.from({ length: 80 + r.int(200) }, () => randomRow(s, r)),
   )
-  for (const tenantId of [...s.tenants, s.empty]) await rollup.rebuild(db, { tenantId, since: '2024-01-15', until: '2026-06' })
+  // Half the seeds with a fleet level fill the rollup table first and the level from it; the others create it empty.
+  const fillLater = fleet !== undefined && r.chance(0.5)
+  if (fleet && !fillLater) await fleet.create(db)
+  for (const tenantId of [...s.tenants, s.empty])
+    await (fillLater ? plain : rollup).rebuild(db, { tenantId, since: '2024-01-15', until: '2026-06' })
+  if (fleet && fillLater) await fleet.create(db)
   await compareStored(db, s)
   if (s.mode === 'drain') await rollup.track(db)
   for (let i = 0, n = 4 + r.int(8); i < n; i++) await randomWrite(db, s, r)

@@ -9,7 +9,7 @@ import {
   MonthlyRollup,
   rollupTable,
 } from '../../src/index.js'
-import { ensureSketchExtensions } from '../../src/bench-kit.js'
+import { ensureSketchExtensions, fleetTable } from '../../src/bench-kit.js'
 import { itWithServer, skipBecause } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 
@@ -198,6 +198,77 @@ describe('approximate measures', () => {
   it('refuses a sketch precision outside 4–16 before anything is sent', () => {
     for (const log2m of [3, 17, 11.5, Number.NaN]) expect(() => approxCountDistinct(sql`user_id`, { log2m })).toThrow(InvalidArgumentError)
     expect(() => approxCountDistinct(sql`user_id`, { log2m: 4 })).not.toThrow()
+  })
+
+  it('a t-digest of a chosen compression (400): stored at it, p95 within 2% of the value range; bad compressions refused before anything is sent', async (ctx) => {
+    for (const compression of [9, 10_001, 100.5, Number.NaN])
+      expect(() => approxPercentiles(sql`latency_ms`, { compression })).toThrow(InvalidArgumentError)
+    expect(() => approxPercentiles(sql`latency_ms`, null as never)).toThrow(InvalidArgumentError)
+    if (!available) return skipBecause(ctx, NO_SKETCHES)
+    const precise = rollupTable('visits_digest', { groupBy: {}, measures: { latency: 'tdigest' }, tenantType: 'integer' })
+    const digests = new MonthlyRollup({
+      source: 'visits',
+      target: precise,
+      at: 'at',
+      tenant: 'tenant_id',
+      groupBy: [],
+      measures: { latency: approxPercentiles(sql`latency_ms`, { compression: 400 }) },
+      zone: ZONE,
+    })
+    await precise.create(t.db)
+    await digests.rebuild(t.db, { tenantId: 2, since: '2024-01-01', until: '2024-12-31' })
+    const { rows: stored } = await sql<{ compression: string[] }>`
+      select array_agg(distinct substring(latency::text from 'compression ([0-9]+)')) as compression from visits_digest`.execute(t.db)
+    expect(stored[0]!.compression).toEqual(['400'])
+    const [year] = await digests.read(t.db, {
+      tenantId: 2,
+      from: '2024-01',
+      to: '2024-12',
+      combineMonths: true,
+      percentiles: { latency: [0.95] },
+    })
+    const { rows: exact } = await sql<{ p95: number; range: number }>`
+      select percentile_cont(0.95) within group (order by latency_ms) as p95, max(latency_ms) - min(latency_ms) as range
+      from visits where tenant_id = 2`.execute(t.db)
+    expect(Math.abs((year!.latency as number[])[0]! - exact[0]!.p95) / exact[0]!.range).toBeLessThan(0.02)
+  })
+
+  it("a fleet level of sketches: hll unions of the level equal the rollup table's, t-digests merge within 2% of the value range", async (ctx) => {
+    if (!available) return skipBecause(ctx, NO_SKETCHES)
+    const sketched = rollupTable('visits_sk', {
+      groupBy: { page: 'text' },
+      measures: { visits: 'bigint', users: 'hll', latency: 'tdigest' },
+      tenantType: 'integer',
+    })
+    const fleet = fleetTable('visits_sk_fleet', { of: sketched, groupBy: [] })
+    const config = {
+      source: 'visits',
+      target: sketched,
+      at: 'at',
+      tenant: 'tenant_id',
+      groupBy: ['page'] as const,
+      measures: { visits: sql`count(*)`, users: approxCountDistinct(sql`user_id`), latency: approxPercentiles(sql`latency_ms`) },
+      zone: ZONE,
+    }
+    const withFleet = new MonthlyRollup({ ...config, fleet })
+    const without = new MonthlyRollup(config)
+    await sketched.create(t.db)
+    await fleet.create(t.db)
+    for (const tenantId of [1, 2, 3]) await withFleet.rebuild(t.db, { tenantId, since: '2024-01-01', until: '2024-12-31' })
+    const o = { from: '2024-01', to: '2024-12', groupBy: [], percentiles: { latency: [0.5, 0.95] } }
+    expect(withFleet.readAcrossQuery(t.db, o).compile(t.db).sql).toContain('"visits_sk_fleet"')
+    const fromFleet = await withFleet.readAcross(t.db, o)
+    const fromTable = await without.readAcross(t.db, o)
+    expect(fromFleet.map((r) => [r.month, r.visits, r.users])).toEqual(fromTable.map((r) => [r.month, r.visits, r.users]))
+    const { rows: exact } = await sql<{ month: string; p: number[]; range: number }>`
+      select to_char(date_trunc('month', at at time zone ${ZONE}), 'YYYY-MM') as month,
+        percentile_cont(array[0.5, 0.95]) within group (order by latency_ms) as p, max(latency_ms) - min(latency_ms) as range
+      from visits group by 1 order by 1`.execute(t.db)
+    expect(fromFleet).toHaveLength(exact.length)
+    fromFleet.forEach((row, i) => {
+      const estimate = row.latency as number[]
+      exact[i]!.p.forEach((p, k) => expect(Math.abs(estimate[k]! - p) / exact[i]!.range).toBeLessThan(0.02))
+    })
   })
 
   it('refuses percentiles of a measure that is not a tdigest, and out-of-range percentiles', async () => {

@@ -1,17 +1,22 @@
 import { sql } from 'kysely'
-import { approxCountDistinct, explain, MonthlyRollup, rollupTable } from '../../../src/index.js'
-import { localMonth, planShape } from '../../../src/bench-kit.js'
-import { median, percentile, summarize } from '../../report/stats.js'
+import { approxCountDistinct, MonthlyRollup, rollupTable } from '../../../src/index.js'
+import { localMonth } from '../../../src/bench-kit.js'
+import { median, percentile } from '../../report/stats.js'
 import type { AcrossReport } from '../across/across-report.js'
-import { acrossQueries, rollupSide } from '../across/across-queries.js'
+import { acrossQueries } from '../across/across-queries.js'
+import { measureViews } from '../across/across-views.js'
+import { fleetSide } from '../across/fleet-rollup.js'
+import { maintenanceCost } from '../across/maintenance-cost.js'
 import { dashboardMonths } from '../dashboard.js'
-import { SCHEMA, SOURCE, time, type RollupRun } from '../rollup-run.js'
+import { SCHEMA, SOURCE, type RollupRun } from '../rollup-run.js'
 
 /**
  * Phase `--across`: the dashboard's six aggregates and the top 20 tenants by spend per month, asked
- * of the whole fleet — from the source (what an admin view runs without a rollup) and from the
- * rollup (`readAcross`), interleaved, with both plans — and, where the server has hll, fleet-wide
- * distinct counts per month from united sketches against `count(distinct)`.
+ * of the whole fleet — from the source (what an admin view runs without a rollup), from the rollup
+ * table (`readAcross`) and from the same rollup with a fleet level — interleaved, with the plans;
+ * again with a `(paid_at) INCLUDE (…)` covering index on the source; what the fleet level adds to
+ * refresh and drain; and, where the server has hll, fleet-wide distinct counts per month from
+ * united sketches against `count(distinct)`.
  *
  * ### Examples
  * ```ts
@@ -20,31 +25,38 @@ import { SCHEMA, SOURCE, time, type RollupRun } from '../rollup-run.js'
  */
 export async function acrossPhase(run: RollupRun, log: (line: string) => void): Promise<AcrossReport> {
   const months = dashboardMonths(localMonth(run.until, run.o.zone))
-  const queries: AcrossReport['queries'] = []
-  for (const q of acrossQueries(SOURCE, run.o.zone, months)) {
-    log(`across tenants: ${q.name}`)
-    await time(run.db, q.source)
-    await rollupSide(run.rollup, run.db, q)
-    const src: number[] = []
-    const rol: number[] = []
-    for (let i = 0; i < run.o.reps; i++) {
-      src.push(await time(run.db, q.source))
-      const t0 = performance.now()
-      await rollupSide(run.rollup, run.db, q)
-      rol.push(performance.now() - t0)
-    }
-    const sourcePlan = planShape(await explain(run.db, q.source))
-    const rollupPlan = planShape(await explain(run.db, run.rollup.readAcrossQuery(run.db, q.rollup[0]!)))
-    queries.push({
-      name: q.name,
-      sourceMs: summarize(src),
-      rollupMs: summarize(rol),
-      speedup: median(src) / median(rol),
-      sourcePlan,
-      rollupPlan,
-    })
+  log('across tenants: the rollup with a fleet level (its table copied from the rollup table, the level filled from it)')
+  const side = await fleetSide(run)
+  const queries = await measureViews(run, side.rollup, acrossQueries(SOURCE, run.o.zone, months), log)
+  const covered = await withCoveringIndex(run, log, () => measureViews(run, side.rollup, acrossQueries(SOURCE, run.o.zone, months), log))
+  log('across tenants: refresh and drain, without and with the fleet level')
+  const maintenance = await maintenanceCost(run, side.rollup, { reps: run.o.reps, tenants: Math.min(200, run.o.tenants - 1), rounds: 5 })
+  return {
+    queries,
+    covered,
+    fleet: { rows: side.fleetRows, fillSeconds: side.fillSeconds },
+    maintenance,
+    distinct: await fleetDistinct(run, log),
+    method: methodOf(run),
   }
-  return { queries, distinct: await fleetDistinct(run, log), method: methodOf(run) }
+}
+
+/** Runs `measure` with a `(paid_at) INCLUDE (tenant_id, category, amount, status)` index on the source (after VACUUM), then drops it. */
+async function withCoveringIndex<T>(
+  run: RollupRun,
+  log: (line: string) => void,
+  measure: () => Promise<T>,
+): Promise<{ index: string; queries: T }> {
+  const index = `${SCHEMA}.expenses_paid_at_covering`
+  const ddl = `create index expenses_paid_at_covering on ${SOURCE} (paid_at) include (tenant_id, category, amount, status)`
+  log(`across tenants: again with ${ddl}`)
+  await sql.raw(ddl).execute(run.db)
+  await sql.raw(`vacuum analyze ${SOURCE}`).execute(run.db)
+  try {
+    return { index: ddl, queries: await measure() }
+  } finally {
+    await sql.raw(`drop index ${index}`).execute(run.db)
+  }
 }
 
 /** Distinct amounts per month across every tenant: an hll rollup's sketches united against count(distinct). */
@@ -87,8 +99,12 @@ async function fleetDistinct(run: RollupRun, log: (line: string) => void): Promi
 function methodOf(run: RollupRun): string {
   return (
     `every tenant's rows (${run.o.rows.toLocaleString('en-US')} in the source, ${run.o.tenants} tenants), each aggregate from the source ` +
-    `(local-month bounds in UTC; no tenant condition) and from the rollup (readAcross: its month index), one warm-up each, then ` +
-    `${run.o.reps} repetitions interleaved; p50/p95 and the ratio of medians. Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
+    `(local-month bounds in UTC; no tenant condition), from the rollup table (readAcross: its month index) and from the same rollup with a ` +
+    `fleet level by category (readAcross reads the level when the view needs no tenant detail), one warm-up each, then ` +
+    `${run.o.reps} rounds of the three in turn (order rotating); p50/p95 and the ratio of medians. Then the same with a (paid_at) INCLUDE ` +
+    `(tenant_id, category, amount, status) index on the source after VACUUM ANALYZE, dropped afterwards. Refresh/drain: refreshAt of this ` +
+    `month (big and typical tenant) by each rollup alternately, ${run.o.reps} each after a warm-up; drain: 5 rounds, each marking the same ` +
+    `keys in both logs (INSERT into the log) and timing refreshDirty of each, order alternating; ratio = median of per-round fleet ÷ plain. Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
     `tenant and month, united across tenants per month, against count(distinct amount) of the same rows`
   )
 }
