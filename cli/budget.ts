@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { Command } from 'commander'
-import { prepareScenarios } from '../bench/budget/budget-scenarios.js'
+import { dropBudgetData, prepareScenarios } from '../bench/budget/budget-scenarios.js'
 import { renderBudget } from '../bench/budget/render-budget.js'
 import { BUDGET_TOLERANCE, measureAll, overBudget, platformKey, readBaseline, writeBaseline } from '../bench/budget/run-budget.js'
 import { InvalidArgumentError } from '../src/index.js'
-import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** The parsed options. */
 interface BudgetCli extends CommonOptions {
@@ -16,7 +16,7 @@ interface BudgetCli extends CommonOptions {
 
 /** Builds the `bench:budget` command (commander wiring only; the work is in bench/budget). */
 export function budgetCommand(): Command {
-  return addConnectionOptions(
+  return addCommonOptions(
     new Command('bench:budget')
       .description(
         "The performance budget: pgscale's client CPU per call against raw pg on the same SQL, compared with a recorded baseline.",
@@ -43,15 +43,18 @@ export async function budget(argv: readonly string[]): Promise<number> {
     const o = program.opts<BudgetCli>()
     const log = (line: string) => process.stderr.write(`[budget] ${line}\n`)
     const provisioned = await provisionFor(o, log)
-    onInterrupt(() => provisioned.stop())
+    // Interrupted (SIGINT, SIGTERM): its schema goes, unless --keep.
+    onInterrupt(async () => {
+      if (!o.keep && provisioned.url) await dropBudgetData(provisioned.db).catch(() => {})
+      await provisioned.stop()
+    })
     try {
       if (!provisioned.url)
         throw new InvalidArgumentError(
           'the budget compares with a raw pg client: it needs a server (--db local, --db container or --pg URL)',
         )
-      const { scenarios, close } = await prepareScenarios(provisioned.db, provisioned.url)
-      const results = await measureAll(scenarios, o.repeats, o.blocks, log)
-      await close()
+      const { scenarios, close } = await prepareScenarios(provisioned.db, provisioned.url, {}, { keep: Boolean(o.keep) })
+      const results = await measureAll(scenarios, o.repeats, o.blocks, log).finally(close)
       const ratios = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.ratio]))
       const report = { platform: platformKey(), server: provisioned.info, repeats: o.repeats, blocks: o.blocks, results }
       if (o.json !== '-') console.log(renderBudget(report))

@@ -88,7 +88,7 @@ export function tenantsOption(mix: string, chunks: number): TenantSize[] {
 }
 
 /**
- * Registers the Ctrl-C cleanup of a bench that works in its own schema: drop it (unless `keep`),
+ * Registers the SIGINT/SIGTERM cleanup of a bench that works in its own schema: drop it (unless `keep`),
  * then stop the database.
  *
  * ### Examples
@@ -137,7 +137,8 @@ export function writeJson(target: string | undefined, report: unknown): void {
 
 /**
  * Runs a CLI's main function: a usage error or a PgScaleError prints one line and exits non-zero,
- * without a stack trace; Ctrl-C runs `onInterrupt` (cleanup) and exits 130. `main` may resolve to
+ * without a stack trace; Ctrl-C (SIGINT) and SIGTERM run `onInterrupt` (cleanup) once and exit 130
+ * and 143 (a command that listens for SIGTERM itself keeps it: `pgscale drain`). `main` may resolve to
  * an exit code (a budget over its limit: 1); nothing means 0. Every CLI in `cli/` has this shape:
  * `xCommand()` builds the commander program, `x(argv)` calls `runCli` with the work from `bench/`.
  *
@@ -155,13 +156,19 @@ export async function runCli(
   program.exitOverride()
   program.configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error:') ? `${program.name()}: ${text}` : text) })
   let cleanup: (() => Promise<void>) | undefined
-  const onSignal = () => {
-    process.stderr.write(`\n${program.name()}: interrupted, cleaning up\n`)
-    void (cleanup?.() ?? Promise.resolve()).finally(() => process.exit(130))
+  let stopping = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    // A command that stops gracefully on SIGTERM itself (`pgscale drain`) listens for it too: its own.
+    if (signal === 'SIGTERM' && process.listenerCount('SIGTERM') > 1) return
+    if (stopping) return
+    stopping = true
+    process.stderr.write(`\n${program.name()}: ${signal === 'SIGINT' ? 'interrupted' : 'terminated'}, cleaning up\n`)
+    void (cleanup?.() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
   }
   try {
     await program.parseAsync(argv as string[], { from: 'user' })
-    process.once('SIGINT', onSignal)
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
     const code = await main((fn) => (cleanup = fn))
     return code ?? 0
   } catch (err) {
@@ -172,5 +179,6 @@ export async function runCli(
     return (err as { exitCode?: number }).exitCode ?? 1
   } finally {
     process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
   }
 }

@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 import { Command } from 'commander'
 import { renderStoreReport } from '../bench/store/render-store-report.js'
-import { runStoreBench, type StoreBenchOptions } from '../bench/store/run-store-bench.js'
-import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
+import { dropStoreBenchData, runStoreBench, type StoreBenchOptions } from '../bench/store/run-store-bench.js'
+import { addCommonOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 /** The parsed options: the bench's parameters plus the connection ones. */
 type StoreBenchCli = CommonOptions & StoreBenchOptions
 
 /** Builds the `store-bench` command (commander wiring only; the work is in bench/store). */
 export function storeBenchCommand(): Command {
-  return addConnectionOptions(
+  return addCommonOptions(
     new Command('store-bench')
       .description(
         'The store side by side with hand-written SQL: ingest paths (bulkIngest, bare binary COPY, psql \\copy, multi-row INSERT, LangChain.js, fullText: false, the server-bound ceiling), search beside the same SQL raw, PLAIN vs EXTENDED storage.',
@@ -39,9 +39,13 @@ export async function storeBench(argv: readonly string[]): Promise<number> {
     const o = program.opts<StoreBenchCli>()
     const log = (line: string) => process.stderr.write(`[store-bench] ${line}\n`)
     const provisioned = await provisionFor(o, log)
-    onInterrupt(() => provisioned.stop())
+    // Interrupted (SIGINT, SIGTERM): its schema and LangChain.js's table go, unless --keep.
+    onInterrupt(async () => {
+      if (!o.keep) await dropStoreBenchData(provisioned.db).catch(() => {})
+      await provisioned.stop()
+    })
     try {
-      const report = await runStoreBench(provisioned, { ...o, skipLangchain: Boolean(o.skipLangchain) }, log)
+      const report = await runStoreBench(provisioned, { ...o, skipLangchain: Boolean(o.skipLangchain), keep: Boolean(o.keep) }, log)
       if (o.json !== '-') console.log(renderStoreReport(report))
       writeJson(o.json, report)
     } finally {

@@ -8,6 +8,7 @@ import { int32Hash } from '../../src/bench-kit.js'
 import { refreshStatement } from '../../src/bench-kit.js'
 import { bareBinaryCopy } from '../baselines/raw-copy.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../synthetic/corpus.js'
+import { dropBenchSchema } from '../report/bench-cleanup.js'
 import { expensesCopyText, expensesDdl, expensesRollup, generateExpenses } from '../synthetic/expenses.js'
 
 /** One budgeted path: pgscale's call and the same work done raw through `pg` (same SQL). */
@@ -35,6 +36,25 @@ const corpus: CorpusSpec = {
   ],
 }
 
+/** The schema the budget works in: its tables, and their records in its own bookkeeping, go with it. */
+export const BUDGET_SCHEMA = 'pgscale_budget'
+const CHUNKS = `${BUDGET_SCHEMA}.budget_chunks`
+const INGEST = `${BUDGET_SCHEMA}.budget_ingest`
+const EXPENSES = `${BUDGET_SCHEMA}.budget_expenses`
+
+/**
+ * Removes everything the budget creates: its schema, with its tables and the records of its
+ * store and rollup (what `close` and the CLI's SIGINT/SIGTERM cleanup run).
+ *
+ * ### Examples
+ * ```ts
+ * await dropBudgetData(db)
+ * ```
+ */
+export async function dropBudgetData(db: Database): Promise<void> {
+  await dropBenchSchema(db, BUDGET_SCHEMA)
+}
+
 /** The data every scenario runs on, and the raw client they are compared through. */
 interface BudgetData {
   db: Database
@@ -59,21 +79,23 @@ export async function prepareScenarios(
   db: Database,
   url: string,
   injection: BudgetInjection = {},
+  options: { keep?: boolean } = {},
 ): Promise<{ scenarios: BudgetScenario[]; close: () => Promise<void> }> {
-  await sql`drop table if exists budget_chunks, budget_ingest, budget_expenses, budget_monthly`.execute(db)
-  const store = await PgVectorStore.open(db, { table: 'budget_chunks', dimensions: DIM })
+  await dropBudgetData(db)
+  await sql.raw(`create schema ${BUDGET_SCHEMA}`).execute(db)
+  const store = await PgVectorStore.open(db, { table: CHUNKS, dimensions: DIM })
   await store.bulkIngest(generateCorpus(corpus))
-  await sql`analyze budget_chunks`.execute(db)
-  const ingestStore = await PgVectorStore.open(db, { table: 'budget_ingest', dimensions: DIM })
-  const ddl = expensesDdl('budget_expenses')
+  await sql`analyze ${sql.raw(CHUNKS)}`.execute(db)
+  const ingestStore = await PgVectorStore.open(db, { table: INGEST, dimensions: DIM })
+  const ddl = expensesDdl(EXPENSES)
   await sql.raw(ddl.table).execute(db)
   await db.copyFrom(
-    'copy budget_expenses (tenant_id, paid_at, category, amount, status) from stdin',
+    `copy ${EXPENSES} (tenant_id, paid_at, category, amount, status) from stdin`,
     expensesCopyText(generateExpenses({ seed: 'budget', rows: 20_000, tenants: 20, bigTenantRows: 5000, months: 12 })),
   )
   await sql.raw(ddl.index).execute(db)
-  await sql`analyze budget_expenses`.execute(db)
-  const { target, rollup } = expensesRollup({ source: 'budget_expenses', target: 'budget_monthly', zone: 'America/Mexico_City' })
+  await sql`analyze ${sql.raw(EXPENSES)}`.execute(db)
+  const { target, rollup } = expensesRollup({ source: EXPENSES, target: `${BUDGET_SCHEMA}.budget_monthly`, zone: 'America/Mexico_City' })
   await target.create(db)
   const client = new pg.Client({ connectionString: url })
   await client.connect()
@@ -90,7 +112,7 @@ export async function prepareScenarios(
     scenarios: [searchScenario(data, injection), replaceScenario(data), ingestScenario(data), refreshScenario(data)],
     close: async () => {
       await client.end()
-      await sql`drop table if exists budget_chunks, budget_ingest, budget_expenses, budget_monthly`.execute(db)
+      if (!options.keep) await dropBudgetData(db)
     },
   }
 }
@@ -153,14 +175,14 @@ function ingestScenario({ db, client, ingestStore }: BudgetData): BudgetScenario
     name: 'bulkIngest1k',
     callsPerBlock: 8,
     async pgscale(i) {
-      if (i === 0) await sql`truncate budget_ingest`.execute(db)
+      if (i === 0) await sql`truncate ${sql.raw(INGEST)}`.execute(db)
       await ingestStore.bulkIngest(batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `p${ingestRound}` })))
     },
     async raw(i) {
-      if (i === 0) await sql`truncate budget_ingest`.execute(db)
+      if (i === 0) await sql`truncate ${sql.raw(INGEST)}`.execute(db)
       await bareBinaryCopy(
         client,
-        'budget_ingest',
+        INGEST,
         batch(ingestRound++ % 8).map((r) => ({ ...r, tenantId: `r${ingestRound}` })),
       )
     },

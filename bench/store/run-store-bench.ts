@@ -6,6 +6,7 @@ import pg from 'pg'
 import pgvector from 'pgvector'
 import { InvalidArgumentError, PgVectorStore, type ProvisionedDatabase, type ServerInfo, type StoreStats } from '../../src/index.js'
 import { renderStatements } from '../../src/bench-kit.js'
+import { dropBenchSchema } from '../report/bench-cleanup.js'
 import { machineInfo, type MachineInfo } from '../report/machine.js'
 import { median, summarize, type Percentiles } from '../report/stats.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../synthetic/corpus.js'
@@ -22,6 +23,8 @@ export interface StoreBenchOptions {
   queries: number
   seed: string
   skipLangchain: boolean
+  /** Keep the bench's schema (its tables and their records) after the run. Default: dropped. */
+  keep?: boolean
 }
 
 /** What `store-bench --json` writes. */
@@ -53,9 +56,26 @@ export interface StoreBenchReport {
   process: { peakRssMB: number }
 }
 
-const TABLE = 'bench_chunks'
-const VECTOR_ONLY_TABLE = 'bench_chunks_vector_only'
-const SOURCE_TABLE = 'bench_ceiling_source'
+/** The schema store-bench works in: its tables, and their records in its own bookkeeping, go with it. */
+export const STORE_BENCH_SCHEMA = 'pgscale_store_bench'
+const TABLE = `${STORE_BENCH_SCHEMA}.bench_chunks`
+const VECTOR_ONLY_TABLE = `${STORE_BENCH_SCHEMA}.bench_chunks_vector_only`
+const SOURCE_TABLE = `${STORE_BENCH_SCHEMA}.bench_ceiling_source`
+
+/**
+ * Removes everything store-bench creates: its schema (the tables, and the records of its stores
+ * in that schema's bookkeeping) and LangChain.js's table (`public.langchain_chunks`). What the CLI
+ * runs after a run without `--keep`, and on SIGINT/SIGTERM.
+ *
+ * ### Examples
+ * ```ts
+ * await dropStoreBenchData(provisioned.db)
+ * ```
+ */
+export async function dropStoreBenchData(db: ProvisionedDatabase['db']): Promise<void> {
+  await dropBenchSchema(db, STORE_BENCH_SCHEMA)
+  await sql`drop table if exists public.langchain_chunks`.execute(db)
+}
 
 /**
  * Runs the store's performance bench: ingest paths side by side, search after optimize() beside the
@@ -84,8 +104,13 @@ export async function runStoreBench(
     tenants: Array.from({ length: o.tenants }, (_, i) => ({ id: `tenant-${i}`, chunks: Math.floor(o.chunks / o.tenants) })),
   }
   const dir = mkdtempSync(join(tmpdir(), 'pgscale-store-bench-'))
+  // A SIGINT/SIGTERM ends the process from the CLI's handler, past the finally below.
+  const removeDir = () => rmSync(dir, { recursive: true, force: true })
+  process.once('exit', removeDir)
   const raw = new pg.Client({ connectionString: url })
   await raw.connect()
+  await dropStoreBenchData(db)
+  await sql.raw(`create schema ${STORE_BENCH_SCHEMA}`).execute(db)
   try {
     log(`generating ${o.chunks} chunks (${o.tenants} tenants, dim ${o.dim}, shared topics, seed ${o.seed}) into ${dir}`)
     const rowFile = join(dir, 'rows.bin')
@@ -133,7 +158,9 @@ export async function runStoreBench(
     }
   } finally {
     await raw.end()
-    rmSync(dir, { recursive: true, force: true })
+    process.off('exit', removeDir)
+    removeDir()
+    if (!o.keep) await dropStoreBenchData(db)
   }
 }
 
@@ -249,8 +276,16 @@ async function interleave<T>(
 async function compareStorage(db: ProvisionedDatabase['db'], seed: string): Promise<StoreBenchReport['exactScanMs']> {
   const dim = 1536
   const spec: CorpusSpec = { seed, dim, topics: 'shared', tenants: [{ id: 'storage', chunks: 5000 }] }
-  const plain = await PgVectorStore.open(db, { table: 'bench_storage_plain', dimensions: dim, embeddingStorage: 'plain' })
-  const extended = await PgVectorStore.open(db, { table: 'bench_storage_extended', dimensions: dim, embeddingStorage: 'extended' })
+  const plain = await PgVectorStore.open(db, {
+    table: `${STORE_BENCH_SCHEMA}.bench_storage_plain`,
+    dimensions: dim,
+    embeddingStorage: 'plain',
+  })
+  const extended = await PgVectorStore.open(db, {
+    table: `${STORE_BENCH_SCHEMA}.bench_storage_extended`,
+    dimensions: dim,
+    embeddingStorage: 'extended',
+  })
   for (const s of [plain, extended]) {
     await s.bulkIngest(generateCorpus(spec))
     await sql`analyze ${sql.raw(s.config.qualified)}`.execute(db)
