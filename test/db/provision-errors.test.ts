@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import {
@@ -78,7 +79,10 @@ describe('provision and connect fail with a clear PgScaleError naming the fix', 
 
   it('a server without pgvector (PGlite started without the extension)', async () => {
     const { PGlite } = await import('@electric-sql/pglite')
-    const err = await connectPglite(await PGlite.create()).catch((e: unknown) => e)
+    // Without the extension bundle: loaded from the run's snapshot of a fresh instance when there is one (no initdb).
+    const snapshot = t.target.pgliteSnapshot
+    const pglite = await PGlite.create(snapshot ? { loadDataDir: new Blob([readFileSync(snapshot)]) } : {})
+    const err = await connectPglite(pglite).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ExtensionMissingError)
     expect((err as Error).message).toMatch(/npm run db:install/)
   })
