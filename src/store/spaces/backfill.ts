@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { InvalidArgumentError } from '../../errors.js'
+import { EmbeddingSpaceError, InvalidArgumentError } from '../../errors.js'
 import { renderStatements, type ResolvedStoreConfig } from '../config/index.js'
 import { assertEmbedding, ingestRows, toVectorLiteral } from '../ingest/index.js'
 import type { IndexBuildOptions, IndexBuildResult } from '../schema/index.js'
@@ -8,6 +8,7 @@ import { DEFAULT_OWN_INDEX_ABOVE } from '../tuning/index.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
 import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import type { SpaceTables } from './space-config.js'
+import { SPACE_MAINTENANCE_SETTING } from './space-catalog.js'
 import { spaceDiff, type SpaceDiff } from './space-diff.js'
 
 /** The app's embedding function for a space: one vector per text, in order. */
@@ -57,6 +58,8 @@ interface BackfillContext {
   tenantId: string
   from: ResolvedStoreConfig
   to: { readonly config: ResolvedStoreConfig }
+  /** The target's name (the tenant's state row must still name it while a batch is written). */
+  space: string
   options: MigrateTenantOptions
   createTenantIndex: (options: IndexBuildOptions) => Promise<IndexBuildResult>
 }
@@ -71,11 +74,17 @@ export interface PendingRow {
 
 /**
  * The backfill: batches of the tenant's chunks that the target lacks with their current text, in
- * key order, each embedded by the app's `embed` and written in one statement (an upsert, so a
- * chunk re-written since is replaced whole). There is no checkpoint to lose: the target is the
- * checkpoint — after a crash, a deploy or an abort the next call finds only what is still missing,
- * and a chunk changed while its batch was embedded is found again by the next pass. Deletions and
- * metadata-only changes are brought over without embedding. Ends when nothing is missing.
+ * key order, each embedded by the app's `embed` and written in one transaction (its older versions
+ * deleted first, so a chunk re-written since is replaced whole). There is no checkpoint to lose: the
+ * target is the checkpoint — after a crash, a deploy or an abort the next call finds only what is
+ * still missing, and a chunk changed while its batch was embedded is found again by the next pass.
+ * Deletions and metadata-only changes are brought over without embedding. Ends when nothing is
+ * missing.
+ *
+ * Two batches overlap: the next one is read and embedded while the server writes the one before
+ * (on another connection where the handle has one); one write at a time, in key order, and a
+ * batch's keys all come after the one in flight. A pass ends only once its last write committed,
+ * so the next pass never sees a written batch as missing. Measured in docs/store.md.
  */
 export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantResult> {
   const { db, tenantId, options } = ctx
@@ -89,32 +98,47 @@ export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantRe
   const run = <R>(text: string, params: unknown[]) => db.executeQuery<R>(CompiledQuery.raw(text, [tenantId, ...params]))
   const result: MigrateTenantResult = { embedded: 0, batches: 0, deleted: 0, metadataSynced: 0, indexBuilt: false, switched: false }
   const started = Date.now()
-  // Passes over the tenant in key order, each batch after the last one's key; a pass that ends
-  // starts again from the first key, and the backfill ends when a whole pass from there finds nothing.
-  let after: PendingRow | undefined
-  for (;;) {
-    options.signal?.throwIfAborted()
-    const { rows } = after
-      ? await run<PendingRow>(diff.pendingAfter, [batchSize, after.document_id, after.chunk_index])
-      : await run<PendingRow>(diff.pending, [batchSize])
-    if (rows.length === 0) {
-      if (after === undefined) break
-      after = undefined
-      continue
+  const target = { config: to, space: ctx.space, tables: ctx.tables, diff }
+  // The write in flight (the batch before the one being read and embedded).
+  let writing: Promise<void> | undefined
+  const settle = async () => {
+    const w = writing
+    writing = undefined
+    await w
+  }
+  try {
+    // Passes over the tenant in key order, each batch after the last one's key; a pass that ends
+    // starts again from the first key, and the backfill ends when a whole pass from there finds nothing.
+    let after: PendingRow | undefined
+    for (;;) {
+      options.signal?.throwIfAborted()
+      const { rows } = after
+        ? await run<PendingRow>(diff.pendingAfter, [batchSize, after.document_id, after.chunk_index])
+        : await run<PendingRow>(diff.pending, [batchSize])
+      if (rows.length === 0) {
+        await settle()
+        if (after === undefined) break
+        after = undefined
+        continue
+      }
+      after = rows[rows.length - 1]
+      const vectors = await embedRows(rows, options.embed)
+      await settle()
+      writing = writeBatch(db, target, tenantId, rows, vectors).then(() => {
+        result.embedded += rows.length
+        result.batches += 1
+        options.onProgress?.({ embedded: result.embedded, batches: result.batches, pendingBefore: rows.length })
+      })
+      // An unobserved rejection until it is awaited: settle() or the finally below awaits it.
+      writing.catch(() => {})
+      if (rate !== undefined) {
+        const due = started + ((result.embedded + rows.length) / rate) * 1000
+        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()))
+      }
     }
-    after = rows[rows.length - 1]
-    await embedAndCopy(db, ctx.to.config, tenantId, diff, rows, options.embed)
-    await run(
-      `update ${ctx.tables.tenants} set embedded = embedded + $2, embed_calls = embed_calls + 1, updated_at = now() where tenant_id = $1`,
-      [rows.length],
-    )
-    result.embedded += rows.length
-    result.batches += 1
-    options.onProgress?.({ embedded: result.embedded, batches: result.batches, pendingBefore: rows.length })
-    if (rate !== undefined) {
-      const due = started + (result.embedded / rate) * 1000
-      if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()))
-    }
+  } finally {
+    // An error or an abort while a batch is written: that batch commits (or fails) before the call ends.
+    if (writing) await writing.catch(() => {})
   }
   result.deleted = (await run<{ n: number }>(diff.deleteGone, [])).rows[0]?.n ?? 0
   result.metadataSynced = (await run<{ n: number }>(diff.syncMetadata, [])).rows[0]?.n ?? 0
@@ -139,21 +163,32 @@ async function embedRows(rows: readonly PendingRow[], embed: EmbedTexts): Promis
   return vectors
 }
 
+/** Where a batch goes: the space's store, its name, the bookkeeping and the diff statements. */
+interface BatchTarget {
+  config: ResolvedStoreConfig
+  space: string
+  tables: SpaceTables
+  diff: SpaceDiff
+}
+
 /**
- * Embeds a batch and loads it into the target through the store's bulk path (binary COPY where
- * the handle has it — no vector is formatted as text; batched inserts where it has not), after
- * deleting the batch's older versions, in one transaction: every row checked first (count,
- * dimensions, finite values — a typed error, nothing written).
+ * Writes an embedded batch into the target through the store's bulk path (binary COPY where the
+ * handle has it — no vector is formatted as text; batched inserts where it has not), in one
+ * transaction: every row checked first (dimensions, finite values — a typed error, nothing
+ * written); two backfills of the tenant take turns (an advisory lock); the tenant's state row read
+ * `FOR KEY SHARE` once — the batch is written only while the tenant still migrates to this space
+ * (else `EmbeddingSpaceError`), and a switch waits for it — which is what the space guard checks
+ * row by row, so the rows go in under the maintenance setting that lets them past the guard; the
+ * batch's older versions deleted; the progress counted in the same transaction.
  */
-export async function embedAndCopy(
+async function writeBatch(
   db: Database,
-  to: ResolvedStoreConfig,
+  target: BatchTarget,
   tenantId: string,
-  diff: SpaceDiff,
   rows: readonly PendingRow[],
-  embed: EmbedTexts,
+  vectors: readonly ArrayLike<number>[],
 ): Promise<void> {
-  const vectors = await embedRows(rows, embed)
+  const { config: to, tables, diff, space } = target
   const chunks = rows.map((r, i) => ({
     documentId: r.document_id,
     chunkIndex: r.chunk_index,
@@ -167,12 +202,25 @@ export async function embedAndCopy(
       config: to,
       copySql: renderStatements(to).copyRows,
       tenantId,
+      settings: { [SPACE_MAINTENANCE_SETTING]: 'on' },
       prepare: async (trx) => {
         // Two backfills of the tenant at once (two workers, a retry beside a slow call) take turns
         // per batch: the second deletes and writes the same keys again, never a duplicate key.
         await trx.executeQuery(
           CompiledQuery.raw(advisoryXactLock(int32Hash(`pgscale.space-backfill:${to.qualified}`), [int32Hash(tenantId)])),
         )
+        const { rows: state } = await trx.executeQuery<{ target: string | null }>(
+          CompiledQuery.raw(
+            `update ${tables.tenants} set embedded = embedded + $2, embed_calls = embed_calls + 1, updated_at = now()
+             where tenant_id = $1 returning target`,
+            [tenantId, rows.length],
+          ),
+        )
+        if (state[0]?.target !== space) {
+          throw new EmbeddingSpaceError(
+            `tenant ${tenantId} is no longer migrating to "${space}" (switched or cancelled meanwhile): this batch was not written`,
+          )
+        }
         await trx.executeQuery(
           CompiledQuery.raw(diff.deleteKeys, [tenantId, rows.map((r) => r.document_id), rows.map((r) => r.chunk_index)]),
         )

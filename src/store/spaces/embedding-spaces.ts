@@ -304,6 +304,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
         tenantId,
         from: from.config,
         to: target,
+        space: to,
         options,
         createTenantIndex: (o) => target.createTenantIndex(tenantId, o),
       })

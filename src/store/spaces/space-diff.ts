@@ -7,7 +7,12 @@ import type { ResolvedStoreConfig } from '../config/index.js'
  * text. Every statement filters `tenant_id = $1` on both tables.
  */
 export interface SpaceDiff {
-  /** Chunks of `from` whose content `to` lacks (missing, or older text), in key order: `$2` how many. */
+  /**
+   * Chunks of `from` whose content `to` lacks (missing, or older text), in key order: `$2` how many.
+   * The `not exists` probes `to`'s primary key row by row (its `offset 0` keeps the planner from
+   * turning it into a merge or hash anti-join, which sorts or hashes the tenant's whole rest on
+   * every batch): a batch reads its rows and the done rows before them, nothing after.
+   */
   pending: string
   /** The same, after the key (`$3` document, `$4` chunk index): one pass over the tenant is linear. */
   pendingAfter: string
@@ -40,11 +45,11 @@ export function spaceDiff(from: ResolvedStoreConfig, to: ResolvedStoreConfig): S
   const same = `b.tenant_id = $1 and b.document_id = a.document_id and b.chunk_index = a.chunk_index`
   return {
     pending: `select a.document_id, a.chunk_index, a.content, a.metadata from ${a} a
-      where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${same} and b.content = a.content)
+      where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${same} and b.content = a.content offset 0)
       order by a.document_id, a.chunk_index limit $2`,
     pendingAfter: `select a.document_id, a.chunk_index, a.content, a.metadata from ${a} a
       where a.tenant_id = $1 and (a.document_id, a.chunk_index) > ($3::text collate "C", $4::int)
-        and not exists (select 1 from ${b} b where ${same} and b.content = a.content)
+        and not exists (select 1 from ${b} b where ${same} and b.content = a.content offset 0)
       order by a.document_id, a.chunk_index limit $2`,
     countPending: `select count(*)::int as n from ${a} a
       where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${same} and b.content = a.content)`,

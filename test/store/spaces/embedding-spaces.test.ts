@@ -220,6 +220,29 @@ describe('embedding spaces: add, backfill, switch, roll back, release, drop', ()
     await store.close()
   })
 
+  it('a batch lands only while the tenant still migrates to the space: cancelled while it was embedded, nothing of it is written', async () => {
+    const store = await PgVectorStore.open(t.db, { table: 'sp_cancel', dimensions: DIM })
+    await store.addSpace({ name: 'small', dimensions: NEW_DIM })
+    await fill(store.forTenant('acme'), 6, 4)
+    let calls = 0
+    const cancelling = async (texts: string[]) => {
+      // The second batch's embed: the first batch is written (or being written) meanwhile; the
+      // migration is cancelled before this batch goes in.
+      if (++calls === 2) await store.cancelMigration('acme')
+      return texts.map(newModel)
+    }
+    const err = await store.migrateTenant('acme', { to: 'small', embed: cancelling, batchSize: 8 }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(EmbeddingSpaceError)
+    expect((err as Error).message).toMatch(/no longer migrating to "small"/)
+    // At most the first batch (it may have committed before the cancel); never the second's keys.
+    const written = await rowsOf('sp_cancel__small', 'acme')
+    const base = await rowsOf('sp_cancel', 'acme')
+    expect(written.length === 0 || written.length === 8).toBe(true)
+    expect(written.map((r) => r.key)).toEqual(base.slice(0, written.length).map((r) => r.key))
+    expect(await store.migrationStatus('acme')).toMatchObject({ active: 'default', target: null })
+    await store.close()
+  })
+
   it("under isolation 'rls', as a DML-only runtime role: migrate, switch and search one tenant; no row of another is seen or written", async () => {
     const config = { table: 'sp_rls', dimensions: DIM, isolation: 'rls' as const }
     await app.create()
