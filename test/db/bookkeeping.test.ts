@@ -1,5 +1,8 @@
 import { sql } from 'kysely'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { pgscale } from '../../cli/pgscale.js'
 import {
   connect,
   doctorAll,
@@ -9,8 +12,11 @@ import {
   recordedStores,
   rollupTable,
   type Database,
+  type Finding,
   type PgVectorStoreConfig,
 } from '../../src/index.js'
+import { itUnless } from '../support/skip.js'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { useRuntimeRole, type RuntimeRole } from '../support/runtime-role.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { axisVector } from '../support/vectors.js'
@@ -108,12 +114,13 @@ describe('two teams in two schemas of one database', () => {
         await opened.close()
         await sql
           .raw(
-            `create table ${schema}.expenses (tenant_id bigint not null, paid_at timestamptz not null, category text, amount numeric not null)`,
+            `create table ${schema}.expenses (tenant_id bigint not null, paid_at timestamptz not null, category text, amount numeric not null);
+             grant select, insert, update, delete on ${schema}.expenses to ${runtime.name}`,
           )
           .execute(db)
         const { target, rollup } = expenses(schema)
-        await target.create(db)
-        await rollup.track(db)
+        await target.migration({ runtimeRole: runtime.name }).up(db)
+        await rollup.trackingMigration({ runtimeRole: runtime.name }).up(db)
         await sql.raw(`insert into ${schema}.expenses values (1, '2026-03-04T05:00:00Z', 'food', 12.5)`).execute(db)
         expect((await rollup.refreshDirty(db)).buckets).toBe(1)
         const records = await recordedObjects(db)
@@ -145,6 +152,41 @@ describe('two teams in two schemas of one database', () => {
           .catch((e: unknown) => e)
         expect(sqlState(err)).toBe('42501')
       }
+    }
+  })
+})
+
+describe('the pgscale CLI as each team', () => {
+  const server = itUnless(!t.target.url && 'the CLI logs in as each role by URL')
+  let dir = ''
+  beforeAll(() => void (dir = tempDir('pgscale-bookkeeping-')))
+  afterAll(removeTempDirs)
+
+  server('each owner optimizes, drains, doctors and forgets only its own; each runtime role doctors and drains its own', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
+    try {
+      for (const [i, { schema, owner, runtime }] of teams.entries()) {
+        const other = teams[1 - i]!.schema
+        const doctor = async (url: string) => {
+          const file = join(dir, `${schema}-doctor.json`)
+          const code = await pgscale(['doctor', '--pg', url, '--json', file])
+          const text = readFileSync(file, 'utf8')
+          return { code, text, findings: (JSON.parse(text) as { findings: Finding[] }).findings }
+        }
+        expect(await pgscale(['optimize', '--pg', owner.url()])).toBe(0)
+        expect(await pgscale(['drain', '--once', '--pg', owner.url()])).toBe(0)
+        expect(await pgscale(['forget', '--missing', '--pg', owner.url()])).toBe(0)
+        for (const role of [owner, runtime]) {
+          const { text, findings } = await doctor(role.url())
+          expect(findings.filter((f) => f.level === 'fail')).toEqual([])
+          expect(findings.map((f) => f.object)).toEqual(expect.arrayContaining([`"${schema}"."chunks"`, `"${schema}"."expenses_monthly"`]))
+          expect(text).not.toContain(other)
+        }
+        expect(await pgscale(['drain', '--once', '--pg', runtime.url()])).toBe(0)
+      }
+    } finally {
+      vi.restoreAllMocks()
     }
   })
 })
@@ -219,6 +261,23 @@ describe('a database as store schema version 5 left it (every record in public.p
     await sql.raw(`alter table legacy_f.pgscale_object_version drop constraint refuse_f2`).execute(t.db)
     await (await PgVectorStore.open(t.db, { table: 'legacy_f.f1', dimensions: DIM })).close()
     expect(await keysIn(t.db, 'legacy_f.pgscale_object_version')).toEqual(['store:legacy_f.f1', 'store:legacy_f.f2'])
+  })
+
+  it("the plain-SQL migration (pgscale migrate --print) moves the schema's records too, and a second run changes nothing", async () => {
+    const config = { table: 'legacy_q.q1', dimensions: DIM }
+    await sql.raw(`create schema legacy_q`).execute(t.db)
+    await (await PgVectorStore.open(t.db, config)).close()
+    await asVersion5(t.db, 'legacy_q')
+    const text = await PgVectorStore.migrationSql(config)
+    expect(text).toContain('"legacy_q"."pgscale_object_version"')
+    for (let run = 0; run < 2; run++) {
+      await sql.raw(text).execute(t.db)
+      expect(await keysIn(t.db, 'legacy_q.pgscale_object_version')).toEqual(['store:legacy_q.q1'])
+      expect((await keysIn(t.db, 'public.pgscale_object_version')).filter((k) => k.startsWith('store:legacy_q.'))).toEqual([])
+    }
+    const { rows } = await sql<{ same: boolean }>`
+      select relid = to_regclass('legacy_q.q1') as same from legacy_q.pgscale_object_version`.execute(t.db)
+    expect(rows[0]!.same).toBe(true)
   })
 
   it('a table dropped and created again is recognised (doctor warns), and its owner records it again', async () => {
