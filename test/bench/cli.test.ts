@@ -7,6 +7,7 @@ import { rollupBench } from '../../cli/rollup-bench.js'
 import { useTestDatabase } from '../support/test-database.js'
 import { itUnless } from '../support/skip.js'
 import { sql } from 'kysely'
+import { recordedObjects } from '../../src/index.js'
 
 afterAll(removeTempDirs)
 
@@ -30,15 +31,14 @@ afterEach(() => vi.restoreAllMocks())
 const where = () => (t.url ? ['--pg', t.url] : ['--db', 'embedded'])
 const needsUrl = itUnless(!t.target.url && 'the bench keeps or drops its schema in the test database, reached by URL')
 
-/** What a bench left in the test database: its schema, and records of pgscale_object_version in it. */
+/** What a bench left in the test database: its schema, and the records of objects in it (in any schema's bookkeeping). */
 async function leftInDatabase(schema: string): Promise<{ schema: boolean; records: string[] }> {
   if (!t.url) return { schema: false, records: [] }
-  const { rows } = await sql<{ schema: boolean; records: string[] }>`
-    select exists (select from pg_namespace where nspname = ${schema}) as schema,
-      coalesce((select array_agg(object order by object) from pgscale_object_version where split_part(split_part(object, ':', 2), '.', 1) = ${schema}), '{}') as records`.execute(
+  const { rows } = await sql<{ schema: boolean }>`select exists (select from pg_namespace where nspname = ${schema}) as schema`.execute(
     t.db,
   )
-  return rows[0]!
+  const records = (await recordedObjects(t.db)).filter((r) => r.schema === schema).map((r) => r.key)
+  return { schema: rows[0]!.schema, records }
 }
 
 /** On a Citus run (PGSCALE_TEST_CITUS_WORKERS) the reports carry a `citus` section. */
