@@ -16,7 +16,7 @@ import { provision, type ProvisionedDatabase } from '../../src/index.js'
 import { langchainAppMissing } from './langchain/app-modules.js'
 import { benchCorpus, exactTopK, type BenchQuery, type BenchRow, type Truth } from './langchain/bench-corpus.js'
 import { measure, type QueryFigures } from './langchain/measure.js'
-import { langchainSide, pgscaleSide, type Side } from './langchain/sides.js'
+import { ingestInterleaved, langchainSide, pgscaleSide, type Side } from './langchain/sides.js'
 
 interface BenchOptions {
   pg?: string
@@ -62,15 +62,13 @@ function options(): BenchOptions {
   }
 }
 
-/** Loads the rows into one side, builds its index, and measures both kinds of query. */
+/** One side after the interleaved load: builds its index, and measures both kinds of query. */
 async function runSide(
   side: Side,
   data: { rows: BenchRow[]; queries: BenchQuery[]; byId: Map<string, BenchRow> },
   truth: { all: Truth[]; filtered: Truth[] },
-  batch: number,
+  seconds: number,
 ): Promise<SideReport> {
-  console.error(`${side.name}: ingest…`)
-  const seconds = await side.ingest(data.rows, batch)
   console.error(`${side.name}: index…`)
   const index = await side.index()
   console.error(`${side.name}: queries…`)
@@ -114,13 +112,14 @@ async function main(): Promise<void> {
     }
     const matching = data.queries.map((q) => data.rows.filter((r) => q.buckets.includes(r.metadata.bucket)).length)
     const reports: SideReport[] = []
-    for (const make of [langchainSide, pgscaleSide]) {
-      const side = await make(url, o.dim)
-      try {
-        reports.push(await runSide(side, data, truth, o.batch))
-      } finally {
-        await side.close()
-      }
+    const sides: Side[] = []
+    try {
+      for (const make of [langchainSide, pgscaleSide]) sides.push(await make(url, o.dim))
+      console.error('ingest, the sides taking turns batch by batch…')
+      const seconds = await ingestInterleaved(sides, data.rows, o.batch)
+      for (let i = 0; i < sides.length; i++) reports.push(await runSide(sides[i]!, data, truth, seconds[i]!))
+    } finally {
+      for (const side of sides) await side.close()
     }
     const context = {
       machine: `${cpus()[0]?.model ?? '?'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB`,

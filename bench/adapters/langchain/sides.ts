@@ -9,8 +9,8 @@ export interface Side {
   name: string
   /** What it is and how it was set up, for the report. */
   setup: string
-  /** Writes the rows with `addVectors`, `batch` per call (precomputed vectors, ids given); seconds. */
-  ingest(rows: readonly BenchRow[], batch: number): Promise<number>
+  /** One `addVectors` call of these rows (precomputed vectors, ids given). */
+  write(slice: readonly BenchRow[]): Promise<unknown>
   /** Builds its ANN index after the load: seconds in all, of them the HNSW build, and what it chose. */
   index(): Promise<{ seconds: number; buildSeconds: number; note: string }>
   /** `similaritySearchVectorWithScore(query, 10, filter?)`: the ids, nearest first. */
@@ -49,14 +49,23 @@ export function appVersion(pkg: string): string {
   return (JSON.parse(readFileSync(join(LANGCHAIN_APP, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version
 }
 
-async function writeInBatches(
-  rows: readonly BenchRow[],
-  batch: number,
-  write: (slice: readonly BenchRow[]) => Promise<unknown>,
-): Promise<number> {
-  const started = performance.now()
-  for (let start = 0; start < rows.length; start += batch) await write(rows.slice(start, start + batch))
-  return (performance.now() - started) / 1000
+/**
+ * Writes the rows into every side, `batch` per call, the sides taking turns batch by batch (the
+ * first side alternating), so load from other work on the machine falls on all alike; each side's
+ * seconds in its own calls.
+ */
+export async function ingestInterleaved(sides: readonly Side[], rows: readonly BenchRow[], batch: number): Promise<number[]> {
+  const seconds = sides.map(() => 0)
+  for (let start = 0, turn = 0; start < rows.length; start += batch, turn++) {
+    const slice = rows.slice(start, start + batch)
+    for (let k = 0; k < sides.length; k++) {
+      const i = (k + turn) % sides.length
+      const started = performance.now()
+      await sides[i]!.write(slice)
+      seconds[i]! += (performance.now() - started) / 1000
+    }
+  }
+  return seconds
 }
 
 /**
@@ -78,8 +87,7 @@ export async function langchainSide(url: string, dim: number): Promise<Side> {
   return {
     name: `LangChain PGVectorStore (@langchain/community ${appVersion('@langchain/community')})`,
     setup: 'one table, no tenants; HNSW m 16 / ef_construction 64 after the load; ef_search 40 (pgvector default)',
-    ingest: (rows, batch) =>
-      writeInBatches(rows, batch, (slice) => store.addVectors(vectorsOf(slice), documentsOf(slice), { ids: slice.map((r) => r.id) })),
+    write: (slice) => store.addVectors(vectorsOf(slice), documentsOf(slice), { ids: slice.map((r) => r.id) }),
     async index() {
       const started = performance.now()
       await store.createHnswIndex({ dimensions: dim, m: 16, efConstruction: 64 })
@@ -121,8 +129,7 @@ export async function pgscaleSide(url: string, dim: number): Promise<Side> {
   return {
     name: `pgscale ${appVersion('pgscale')} through PgScaleVectorStore`,
     setup: "a tenant ('t1') of a PgVectorStore (defaults); optimize() after the load: own HNSW m 16 / ef_construction 64, ef_search tuned",
-    ingest: (rows, batch) =>
-      writeInBatches(rows, batch, (slice) => vectorStore.addVectors(vectorsOf(slice), documentsOf(slice), { ids: slice.map((r) => r.id) })),
+    write: (slice) => vectorStore.addVectors(vectorsOf(slice), documentsOf(slice), { ids: slice.map((r) => r.id) }),
     async index() {
       const started = performance.now()
       const report = await store.optimize()
