@@ -189,11 +189,14 @@ describe.each([
         let wrote!: () => void
         const written = new Promise<void>((resolve) => (wrote = resolve))
         const first = t.db.transaction().execute(async (trx) => {
-          await s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' })
-          wrote()
+          try {
+            await s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' })
+          } finally {
+            wrote()
+          }
           await held
         })
-        await written
+        await Promise.race([written, first])
         const second = s.rollup.refreshAt(other, { tenantId: 3, moment: '2025-08-11' })
         await new Promise((r) => setTimeout(r, 150))
         release()
