@@ -193,6 +193,7 @@ describe('the pgscale CLI as each team', () => {
 
 describe('a database as store schema version 5 left it (every record in public.pgscale_object_version)', () => {
   const rt = useRuntimeRole(t, 'rt_legacy')
+  const tableOwner = useRuntimeRole(t, 'own_legacy')
   const legacy = (table: string): PgVectorStoreConfig => ({ table: `legacy_s.${table}`, dimensions: DIM })
 
   beforeAll(async () => {
@@ -278,6 +279,26 @@ describe('a database as store schema version 5 left it (every record in public.p
     const { rows } = await sql<{ same: boolean }>`
       select relid = to_regclass('legacy_q.q1') as same from legacy_q.pgscale_object_version`.execute(t.db)
     expect(rows[0]!.same).toBe(true)
+  })
+
+  it("a table's owner without CREATE on its schema still opens its store, the record left in the old table", async () => {
+    await tableOwner.create()
+    await sql.raw(`create schema legacy_p; grant usage on schema legacy_p to ${tableOwner.name}`).execute(t.db)
+    await (await PgVectorStore.open(t.db, { table: 'legacy_p.p1', dimensions: DIM })).close()
+    await asVersion5(t.db, 'legacy_p')
+    await sql
+      .raw(
+        `do $$ declare r record; begin
+           for r in select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'legacy_p' and c.relkind in ('r', 'p') loop
+             execute format('alter table legacy_p.%I owner to ${tableOwner.name}', r.relname);
+           end loop;
+         end $$;
+         grant select on public.pgscale_object_version to ${tableOwner.name}`,
+      )
+      .execute(t.db)
+    await tableOwner.as(async (db) => (await PgVectorStore.open(db, { table: 'legacy_p.p1', dimensions: DIM })).close())
+    expect(await exists(t.db, 'legacy_p.pgscale_object_version')).toBe(false)
+    expect(await keysIn(t.db, 'public.pgscale_object_version')).toContain('store:legacy_p.p1')
   })
 
   it('a table dropped and created again is recognised (doctor warns), and its owner records it again', async () => {

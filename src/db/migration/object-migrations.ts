@@ -83,7 +83,11 @@ export async function migrateObject(
     const rerun = current.state === 'present' && current.recreated
     return await runObjectMigration(db, key, config, steps, { relation, rerun, compare, withDefaults })
   } catch (err) {
-    if (err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege)
+    const denied = err instanceof DatabaseError && err.sqlState === SQLSTATE.insufficientPrivilege
+    // Only re-recording (the object is at its version): a table's owner without CREATE on its
+    // schema opens it as before, its record where it was.
+    if (denied && current.state === 'present' && current.version === steps.length) return { from: current.version, to: current.version }
+    if (denied)
       throw new MigrationRequiredError(key, command, `${key} needs DDL this role may not run (${err.message}); nothing was changed`, {
         cause: err,
       })
