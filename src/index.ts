@@ -78,6 +78,7 @@ export {
   forgetRecord,
   loadConfig,
   missingFindings,
+  staleRecordFindings,
   opsRollups,
   opsStores,
   qualifiedName,
