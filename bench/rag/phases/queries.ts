@@ -11,7 +11,8 @@ const MAX_TENANTS = 8
 
 /**
  * Phase `queries`: recall on what users send. For up to 8 tenants with their own index (largest
- * first): tie-aware recall@10 on a chunk sample and on held-out queries unlike the chunks, at the
+ * first): tie-aware recall@10 on the query model's queries (`measureRecall`'s default: points the
+ * tenant never stored, at its own scale) and on held-out queries unlike the chunks, at the
  * settings `optimize()` chose before any traffic; then each tenant's traffic queries (disjoint
  * from the held-out ones) go through a store with the query sample on, `optimize()` runs again,
  * and the same two measurements are taken at the settings it chose now — with p50 against the
@@ -65,12 +66,12 @@ export async function queriesPhase(run: RagRun): Promise<void> {
     retune: { seconds, tenants: retuned.tuning.tenants.map((r) => r.tenantId) },
     monitor: (await store.recallReport()).filter((r) => inputs.has(r.tenantId)),
     method:
-      'tie-aware recall@10 against exactSearch; chunk recall on 200 perturbed chunk samples (measureRecall), eval recall on the held-out queries (never sent before); ' +
+      "tie-aware recall@10 against exactSearch; chunk recall on 200 of the query model's queries around the tenant's chunks (measureRecall, source chunks), eval recall on the held-out queries (never sent before); " +
       'before: at the settings optimize() chose with no traffic; after: traffic queries searched through a store with the query sample on, then optimize() again; p50 of sequential calls, exact p50 on the same held-out queries',
   }
 }
 
-/** Recall on a chunk sample and on the held-out queries at the tenant's current setting. */
+/** Recall on the query model's queries and on the held-out queries at the tenant's current setting. */
 async function moment(run: RagRun, tenantId: string, evaluation: readonly Embedding[]): Promise<RecallMoment> {
   const tuning = (await run.store.tenantTuning()).find((t) => t.tenantId === tenantId)
   const chunks = (await run.store.measureRecall({ tenantId, sample: 200, seed: run.config.seed })).tenants[0]!

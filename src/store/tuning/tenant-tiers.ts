@@ -388,7 +388,8 @@ function tuningNotes(tuning: OptimizeResult['tuning']): string[] {
             `${r.rebuiltWith ? ` (index rebuilt, m ${r.rebuiltWith.m}, ef_construction ${r.rebuiltWith.efConstruction})` : ''}: ${r.recall.toFixed(3)}, ` +
             `${ms(r.searchP50Ms ?? 0)} p50 on ${r.queries} ${QUERY_SOURCE_WORDS[r.querySource]}, ` +
             `stated ≥ ${r.bound.lower.toFixed(3)} with ${Math.round(r.bound.confidence * 100)}% confidence (mean ${r.bound.mean.toFixed(3)} over ${r.bound.queries} queries` +
-            `${r.families ? `, the worst of ${r.families.length} query families` : ''})` +
+            `${r.families ? `, the worst of ${r.families.length} query families` : ''}` +
+            `${r.bound.meanLower === undefined ? '' : `; for ${r.bound.fresh} fresh queries like them — the mean itself ≥ ${r.bound.meanLower.toFixed(3)}`})` +
             `${r.retunedFlagged ? ', re-tuned: its delivered recall was below the target' : ''}` +
             `${r.chunkRecall === undefined ? '' : ` (${r.chunkRecall.toFixed(3)} on model queries)`}`,
         )

@@ -11,7 +11,7 @@ import { recordRecall } from './recall-monitor.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
 import { chooseIndexSetting, type Graph, type IndexChoice, type LadderStep, type RecallJudgement } from './tuner-alternatives.js'
 import { modelQueries, type QueryFamily } from './query-model.js'
-import { MIN_BOUND_QUERIES, recallBound, type RecallBound } from './recall-bound.js'
+import { freshRecallBound, MIN_BOUND_QUERIES, recallBound, type RecallBound } from './recall-bound.js'
 import { filterCases, type FilterCaseSources } from './filtered/filter-cases.js'
 import { type FilterTuningReport, tuneFilteredPath } from './filtered/filtered-tuning.js'
 
@@ -86,9 +86,11 @@ export interface TenantTuningReport {
    */
   requiredOnSample: number
   /**
-   * The stated interval: with `confidence`, the tenant's mean per-query recall@10 is at least
-   * `lower` (with the query model, also at most its worst family's mean: `judgeRecall`);
-   * `mean` is the sample's, `queries` the queries it rests on. `tooSmall` below
+   * The stated interval: with `confidence`, `fresh` new queries drawn like the tuning queries get a
+   * mean per-query recall@10 of at least `lower` (a prediction bound, `freshRecallBound`; with the
+   * query model also at most its worst family's mean) — what delivered recall is compared with.
+   * `meanLower` is the bound on the true mean the choice was judged on (`judgeRecall`: it reached
+   * the target). `mean` is the sample's, `queries` the queries it rests on. `tooSmall` below
    * `MIN_BOUND_QUERIES` (30). On the exact path 1 / 1.
    */
   bound: StatedBound
@@ -117,7 +119,12 @@ export interface TenantTuningReport {
 }
 
 /** A stated interval: see {@link TenantTuningReport.bound}. */
-export type StatedBound = Pick<RecallBound, 'lower' | 'mean' | 'queries' | 'confidence' | 'tooSmall'>
+export type StatedBound = Pick<RecallBound, 'lower' | 'mean' | 'queries' | 'confidence' | 'tooSmall'> & {
+  /** The one-sided bound on the true mean the choice was judged on (absent per family). */
+  meanLower?: number
+  /** The fresh queries `lower` is stated for (as many as were measured). */
+  fresh?: number
+}
 
 const DEFAULT_STEPS = [40, 64, 100, 130, 160, 200, 250, 320, 400, 500, 640, 800, 1000]
 const DEFAULT_REBUILDS = [
@@ -451,17 +458,34 @@ function familyBounds(
   return [...by].map(([family, values]) => ({ family, ...bound(values, params, family) }))
 }
 
-/** The stated interval of the choice (1 / 1 on the exact path), and with the query model each family's. */
+/**
+ * The stated interval of the choice (1 / 1 on the exact path): the prediction bound for as many
+ * fresh queries as were measured ({@link freshRecallBound}), with the query model no more than its
+ * worst family's mean; beside it the bound on the mean it was chosen on. With the model, each
+ * family's bound on its mean too.
+ */
 function statedInterval(
   chosen: IndexChoice | undefined,
   families: readonly QueryFamily[] | undefined,
   queries: number,
   params: { confidence: number; seed: string },
 ): { stated: StatedBound; perFamily?: Array<{ family: QueryFamily } & StatedBound> } {
-  if (!chosen) return { stated: { lower: 1, mean: 1, queries, confidence: params.confidence, tooSmall: false } }
-  const stated = statedOf(chosen.judged, params)
-  if (!families) return { stated }
-  const perFamily = familyBounds(chosen.perQuery, families, params).map((b) => ({
+  if (!chosen)
+    return { stated: { lower: 1, mean: 1, queries, confidence: params.confidence, tooSmall: false, meanLower: 1, fresh: queries } }
+  const byFamily = families ? familyBounds(chosen.perQuery, families, params) : undefined
+  const predicted = freshRecallBound(chosen.perQuery, { confidence: params.confidence, seed: `${params.seed}:stated` })
+  const worstMean = byFamily ? Math.min(...byFamily.map((b) => b.mean)) : 1
+  const stated: StatedBound = {
+    lower: Math.min(predicted.lower, worstMean),
+    mean: chosen.judged.mean,
+    queries: chosen.judged.queries,
+    confidence: params.confidence,
+    tooSmall: chosen.judged.queries < MIN_BOUND_QUERIES,
+    meanLower: chosen.judged.lower,
+    fresh: chosen.perQuery.length,
+  }
+  if (!byFamily) return { stated }
+  const perFamily = byFamily.map((b) => ({
     family: b.family,
     lower: b.lower,
     mean: b.mean,
@@ -470,12 +494,6 @@ function statedInterval(
     tooSmall: b.tooSmall,
   }))
   return { stated, perFamily }
-}
-
-/** The stated interval of a judged setting. */
-function statedOf(judged: RecallJudgement, params: { confidence: number }): StatedBound {
-  const queries = judged.queries
-  return { lower: judged.lower, mean: judged.mean, queries, confidence: params.confidence, tooSmall: queries < MIN_BOUND_QUERIES }
 }
 
 /**

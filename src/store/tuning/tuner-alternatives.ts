@@ -105,7 +105,12 @@ export async function chooseIndexSetting(ctx: AlternativesContext): Promise<Inde
   // Cheap enough; or met at the ladder's first step, where a larger graph cannot lower ef_search
   // further (a small tenant, whose exact scan is as fast as any walk) — unless `cheapMs` is 0: always try.
   const firstStep = best?.efSearch === ctx.steps[0] && ctx.cheapMs > 0
-  if (best && (best.p50Ms <= ctx.cheapMs || firstStep)) return { chosen: best, rebuiltWith: undefined, tried, alternatives: [] }
+  // A larger graph brings the cost down toward the first step's on this one at best (it costs more
+  // per step): when that is within a quarter of the exact scan (half of `cheapMs`), no rebuild pays.
+  const gainable = best && tried[0] ? best.p50Ms - tried[0].p50Ms : Infinity
+  const notWorthIt = ctx.cheapMs > 0 && gainable <= ctx.cheapMs / 2
+  if (best && (best.p50Ms <= ctx.cheapMs || firstStep || notWorthIt))
+    return { chosen: best, rebuiltWith: undefined, tried, alternatives: [] }
   const rebuilt: Array<{ graph: Graph; buildSeconds: number; found: IndexChoice | undefined }> = []
   for (const graph of ctx.rebuilds) {
     const buildSeconds = await ctx.rebuild(graph)
