@@ -14,6 +14,7 @@ export * from './tenant-tiers.js' // optimize(): tiers and index builds
 export * from './recall.js' // tie-aware recall
 export * from './recall-bound.js' // a one-sided bound on mean per-query recall (the query is the unit)
 export * from './query-model.js' // tuning queries never stored, at the tenant's own scale
+export * from './tenant-vectors.js' // a tenant read whole for tuning: the model's neighbours, exact answers in memory
 export * from './measure-recall.js' // recall against the exact scan
 export * from './tune-recall.js' // the cheapest ef_search that meets the target
 export * from './tuner-alternatives.js' // rebuilds and quantized paths before a near-exhaustive ef_search
