@@ -6,6 +6,7 @@ import { InvalidArgumentError } from '../../errors.js'
 import type { MetadataFilter } from '../../filter/filter-tree.js'
 import {
   assertId,
+  COPY_PAYS_FROM_ROWS,
   DEFAULT_MMR_FETCH_K,
   GET_CHUNKS_MAX_IDS,
   metadataJson,
@@ -186,7 +187,10 @@ export class PgScaleVectorStore extends VectorStore {
   async #write(vectors: number[][], documents: DocumentInterface[], ids: string[], fresh: boolean): Promise<string[]> {
     const rows = withVectors(vectors, documents, 'addVectors')
     if (rows.length === 0) return []
-    if (fresh) {
+    if (rows.length < COPY_PAYS_FROM_ROWS) {
+      // A few rows: upsertChunks' statements cost a round trip less than a COPY.
+      await this.#tenant.upsertChunks(rows.map((row, i) => ({ ...row, id: ids[i]! })))
+    } else if (fresh) {
       rows.forEach((row, i) => metadataJson(row.metadata, `addVectors document ${i}`)) // upsertChunks' checks, before the COPY
       await this.#tenant.bulkIngest(rows.map((row, i) => ({ ...row, documentId: ids[i]!, chunkIndex: 0 })))
     } else {

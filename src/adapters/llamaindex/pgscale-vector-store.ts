@@ -2,7 +2,7 @@ import type { BaseEmbedding } from '@llamaindex/core/embeddings'
 import type { BaseNode } from '@llamaindex/core/schema'
 import { BaseVectorStore, type VectorStoreQuery, type VectorStoreQueryResult } from '@llamaindex/core/vector-store'
 import { InvalidArgumentError } from '../../errors.js'
-import { assertEmbedding, type PgVectorStore, type TenantStore, type VectorType } from '../../store/index.js'
+import { assertEmbedding, COPY_PAYS_FROM_ROWS, type PgVectorStore, type TenantStore, type VectorType } from '../../store/index.js'
 import { chunkToNode, nodeIdOf, nodeToChunk, REF_DOC_ID_KEY } from './nodes.js'
 import { planQuery } from './query-plan.js'
 import { searchDocIds, searchTenant } from './search.js'
@@ -128,7 +128,9 @@ export class PgScaleVectorStore extends BaseVectorStore<TenantStore> {
   async add(nodes: BaseNode[]): Promise<string[]> {
     if (!Array.isArray(nodes)) throw new InvalidArgumentError('add: expected an array of nodes')
     const rows = nodes.map((node, i) => nodeToChunk(node, `add: node ${i}`))
-    if (rows.length > 0) await this.#tenant.bulkUpsert(rows)
+    // A few rows: upsertChunks' statements cost a round trip less than a COPY.
+    if (rows.length >= COPY_PAYS_FROM_ROWS) await this.#tenant.bulkUpsert(rows)
+    else if (rows.length > 0) await this.#tenant.upsertChunks(rows)
     return rows.map((row) => row.id)
   }
 
