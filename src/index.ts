@@ -99,6 +99,7 @@ export {
   type RecallCheckOptions,
 } from './ops/index.js'
 export { rollupTable, type RollupMigrationOptions, type RollupTable, type RollupTableConfig } from './rollup/index.js'
+export { fleetTable, type FleetTable, type FleetTableConfig, type PercentileSketchOptions } from './rollup/index.js'
 export type {
   ColumnsOf,
   ColumnTypes,
