@@ -1,17 +1,8 @@
 import { CompiledQuery } from 'kysely'
-import { InvalidArgumentError } from '../../../errors.js'
-import { assertEmbedding, assertId, ingestRows, metadataJson, type Embedding, type TenantIngestRow } from '../../ingest/index.js'
+import { ingestRows, type TenantIngestRow } from '../../ingest/index.js'
 import type { ResolvedStoreConfig } from '../../config/index.js'
 import type { ChunkScope } from './chunk-statements.js'
-import { documentLocks, tenantWriteLock } from './document-locks.js'
-import { compileDeletion } from '../metadata-queries.js'
-import type { UpsertChunkInput, UpsertChunksOptions } from './upsert-chunks.js'
-
-/** A checked batch: one row per document, in the order of its first row, each the id's last row. */
-interface CheckedRows {
-  ids: string[]
-  rows: TenantIngestRow[]
-}
+import { planUpsert, type UpsertChunkInput, type UpsertChunksOptions } from './upsert-chunks.js'
 
 /**
  * `upsertChunks` through the store's bulk path: each row's `id` becomes a document of exactly that
@@ -33,13 +24,17 @@ export async function bulkUpsert(
   rows: readonly UpsertChunkInput[],
   options: UpsertChunksOptions = {},
 ): Promise<string[]> {
-  if (!Array.isArray(rows)) throw new InvalidArgumentError('bulkUpsert: rows must be an array')
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('bulkUpsert takes { deleteWhere? }')
-  const batch = checkRows(scope.config, rows)
-  const deletion =
-    options.deleteWhere === undefined ? undefined : await compileDeletion(scope, options.deleteWhere, 'bulkUpsert deleteWhere')
-  if (batch.ids.length === 0 && deletion === undefined) return []
-  const lock = deletion ? tenantWriteLock(scope.locks, scope.tenantId) : documentLocks(scope.locks, scope.tenantId, batch.ids)
+  const plan = await planUpsert(scope, rows, options, 'bulkUpsert')
+  if (plan === undefined) return []
+  const { deletion, lock } = plan
+  const ids = plan.rows.map((row) => row.id)
+  const ingest: TenantIngestRow[] = plan.rows.map((row) => ({
+    documentId: row.id,
+    chunkIndex: 0,
+    content: row.content,
+    metadata: row.metadata,
+    embedding: row.embedding,
+  }))
   const { config, tenantId } = scope
   await ingestRows(
     scope.db,
@@ -52,41 +47,17 @@ export async function bulkUpsert(
         // statement after the lock reads what the writer before it committed.
         await trx.executeQuery(CompiledQuery.raw(lock))
         if (deletion) await trx.executeQuery(CompiledQuery.raw(deletion.text, [tenantId, ...deletion.params]))
-        if (batch.ids.length > 0) await trx.executeQuery(CompiledQuery.raw(deleteDocuments(config), [tenantId, batch.ids]))
+        if (ids.length > 0) await trx.executeQuery(CompiledQuery.raw(deleteDocuments(config), [tenantId, ids]))
         return []
       },
     },
-    batch.rows,
+    ingest,
     {},
   )
-  return batch.ids
+  return ids
 }
 
 /** $1 tenant, $2 text[] document ids: every chunk of those documents. */
 function deleteDocuments(config: ResolvedStoreConfig): string {
   return `delete from ${config.qualified} where tenant_id = $1 and document_id = any($2::text[])`
-}
-
-/** `upsertChunks`' checks of every row (typed errors, nothing sent); each id's last row, at the place of its first. */
-function checkRows(config: ResolvedStoreConfig, rows: readonly UpsertChunkInput[]): CheckedRows {
-  const batch: CheckedRows = { ids: [], rows: [] }
-  const slot = new Map<string, number>()
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]
-    const where = `bulkUpsert row ${i}`
-    if (row === null || typeof row !== 'object') throw new InvalidArgumentError(`${where}: expected { id, content, embedding, metadata? }`)
-    const id = assertId(row.id, 'document id')
-    if (typeof row.content !== 'string') throw new InvalidArgumentError(`${where}: content must be a string`)
-    if (row.content.includes('\u0000'))
-      throw new InvalidArgumentError(`${where}: content cannot contain NUL (\\u0000), which PostgreSQL text cannot hold`)
-    metadataJson(row.metadata, where)
-    const embedding: Embedding = assertEmbedding(row.embedding, config.dimensions, config.distance, where, config.vectorType)
-    const checked: TenantIngestRow = { documentId: id, chunkIndex: 0, content: row.content, metadata: row.metadata ?? {}, embedding }
-    const at = slot.get(id)
-    if (at === undefined) {
-      slot.set(id, batch.ids.push(id) - 1)
-      batch.rows.push(checked)
-    } else batch.rows[at] = checked
-  }
-  return batch
 }

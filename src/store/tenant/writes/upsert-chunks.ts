@@ -69,13 +69,16 @@ export async function upsertChunks(
   rows: readonly UpsertChunkInput[],
   options: UpsertChunksOptions = {},
 ): Promise<string[]> {
-  if (!Array.isArray(rows)) throw new InvalidArgumentError('upsertChunks: rows must be an array')
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('upsertChunks takes { deleteWhere? }')
-  const batch = checkRows(scope.config, rows)
-  const deletion =
-    options.deleteWhere === undefined ? undefined : await compileDeletion(scope, options.deleteWhere, 'upsertChunks deleteWhere')
-  if (batch.ids.length === 0 && deletion === undefined) return []
-  const lock = deletion ? tenantWriteLock(scope.locks, scope.tenantId) : documentLocks(scope.locks, scope.tenantId, batch.ids)
+  const plan = await planUpsert(scope, rows, options, 'upsertChunks')
+  if (plan === undefined) return []
+  const { deletion, lock } = plan
+  const batch: CheckedBatch = { ids: [], contents: [], metadata: [], vectors: [] }
+  for (const row of plan.rows) {
+    batch.ids.push(row.id)
+    batch.contents.push(row.content)
+    batch.metadata.push(row.metadataText)
+    batch.vectors.push(toVectorLiteral(row.embedding))
+  }
   await scope.db.withTransactionConnection(
     async (conn) => {
       if (deletion) await runScoped(scope, deletion.text, deletion.params, conn)
@@ -90,28 +93,74 @@ export async function upsertChunks(
   return batch.ids
 }
 
+/** One row of an upsert, checked: each id's last row (at the place of its first). */
+export interface CheckedUpsertRow {
+  id: string
+  content: string
+  /** The metadata object (`{}` when none was given) and its JSON text. */
+  metadata: Record<string, unknown>
+  metadataText: string
+  embedding: Embedding
+}
+
+/** What both upsert paths do before sending: the rows checked, `deleteWhere` compiled, the lock chosen. */
+export interface UpsertPlan {
+  rows: CheckedUpsertRow[]
+  deletion: Awaited<ReturnType<typeof compileDeletion>> | undefined
+  /** The documents' locks, or the tenant's write lock exclusively with `deleteWhere`. */
+  lock: string
+}
+
+/**
+ * The checks and preparation `upsertChunks` and `bulkUpsert` share: every row checked (typed
+ * errors naming `method` and the row, nothing sent), each id's last row kept at the place of its
+ * first, `deleteWhere` compiled, the lock chosen. Undefined when there is nothing to do.
+ *
+ * ### Examples
+ * ```ts
+ * const plan = await planUpsert(scope, rows, { deleteWhere: { source: 'crawl-7' } }, 'bulkUpsert')
+ * ```
+ */
+export async function planUpsert(
+  scope: ChunkScope,
+  rows: readonly UpsertChunkInput[],
+  options: UpsertChunksOptions,
+  method: 'upsertChunks' | 'bulkUpsert',
+): Promise<UpsertPlan | undefined> {
+  if (!Array.isArray(rows)) throw new InvalidArgumentError(`${method}: rows must be an array`)
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`${method} takes { deleteWhere? }`)
+  const checked = checkRows(scope.config, rows, method)
+  const deletion =
+    options.deleteWhere === undefined ? undefined : await compileDeletion(scope, options.deleteWhere, `${method} deleteWhere`)
+  if (checked.length === 0 && deletion === undefined) return undefined
+  const lock = deletion
+    ? tenantWriteLock(scope.locks, scope.tenantId)
+    : documentLocks(
+        scope.locks,
+        scope.tenantId,
+        checked.map((row) => row.id),
+      )
+  return { rows: checked, deletion, lock }
+}
+
 /** Checks every row (typed errors, nothing sent) and keeps each id's last row, at the place of its first. */
-function checkRows(config: ResolvedStoreConfig, rows: readonly UpsertChunkInput[]): CheckedBatch {
-  const batch: CheckedBatch = { ids: [], contents: [], metadata: [], vectors: [] }
+function checkRows(config: ResolvedStoreConfig, rows: readonly UpsertChunkInput[], method: string): CheckedUpsertRow[] {
+  const checked: CheckedUpsertRow[] = []
   const slot = new Map<string, number>()
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]
-    const where = `upsertChunks row ${i}`
+    const where = `${method} row ${i}`
     if (row === null || typeof row !== 'object') throw new InvalidArgumentError(`${where}: expected { id, content, embedding, metadata? }`)
     const id = assertId(row.id, 'document id')
     if (typeof row.content !== 'string') throw new InvalidArgumentError(`${where}: content must be a string`)
     if (row.content.includes('\u0000'))
       throw new InvalidArgumentError(`${where}: content cannot contain NUL (\\u0000), which PostgreSQL text cannot hold`)
-    const metadata = metadataJson(row.metadata, where)
-    const vector = toVectorLiteral(assertEmbedding(row.embedding, config.dimensions, config.distance, where, config.vectorType))
-    let at = slot.get(id)
-    if (at === undefined) {
-      at = batch.ids.push(id) - 1
-      slot.set(id, at)
-    }
-    batch.contents[at] = row.content
-    batch.metadata[at] = metadata
-    batch.vectors[at] = vector
+    const metadataText = metadataJson(row.metadata, where)
+    const embedding = assertEmbedding(row.embedding, config.dimensions, config.distance, where, config.vectorType)
+    const entry: CheckedUpsertRow = { id, content: row.content, metadata: row.metadata ?? {}, metadataText, embedding }
+    const at = slot.get(id)
+    if (at === undefined) slot.set(id, checked.push(entry) - 1)
+    else checked[at] = entry
   }
-  return batch
+  return checked
 }
