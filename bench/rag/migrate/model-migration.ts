@@ -4,6 +4,7 @@ import { EmbeddingSpaceError, PgVectorStore, type Database, type SearchResult, t
 import { generateCorpus, queryTexts, queryVectors, type CorpusSpec } from '../../synthetic/corpus.js'
 import { progress } from '../../report/progress.js'
 import { summarize, type Percentiles } from '../../report/stats.js'
+import { dropBenchTables, sleep } from './bench-tables.js'
 
 /** What `rag-bench migrate` is asked to measure. */
 export interface ModelMigrationOptions {
@@ -111,7 +112,7 @@ export async function measureModelMigration(
   await sql.raw(`vacuum ${TABLE}`).execute(db)
   const diskReleased = await sizes(db)
   await bench.store.close()
-  await dropAll(db)
+  await dropBenchTables(db, TABLE)
   const [before, during, after] = (['before', 'during', 'after'] as const).map((p) => figures(times[p], stateTimes[p])) as [
     PhaseFigures,
     PhaseFigures,
@@ -146,7 +147,7 @@ async function prepare(db: Database, o: ModelMigrationOptions, log: (line: strin
     tenants: Array.from({ length: o.tenants }, (_, i) => ({ id: `t${i}`, chunks: perTenant })),
   }
   const ids = spec.tenants.map((t) => t.id)
-  await dropAll(db)
+  await dropBenchTables(db, TABLE)
   const store = await PgVectorStore.open(db, { table: TABLE, dimensions: o.dim, querySample: false, fullText: false })
   const bar = progress('load', perTenant * o.tenants, { enabled: process.stderr.isTTY, piped: !process.stderr.isTTY })
   await store.bulkIngest(generateCorpus(spec), { onProgress: ({ rows }) => bar.update(rows) })
@@ -354,13 +355,3 @@ async function sizes(db: Database): Promise<Record<string, number>> {
   }
   return out
 }
-
-async function dropAll(db: Database): Promise<void> {
-  const { rows } = await sql<{
-    name: string
-  }>`select relname as name from pg_class where relkind in ('r', 'p') and relname like ${`${TABLE}%`}`.execute(db)
-  if (rows.length) await sql.raw(`drop table if exists ${rows.map((r) => `"${r.name}"`).join(', ')} cascade`).execute(db)
-  await sql`delete from pgscale_object_version where object like ${`store:%${TABLE}%`}`.execute(db).catch(() => {})
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

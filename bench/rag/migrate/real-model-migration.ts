@@ -4,6 +4,7 @@ import type { TextEncoder } from '../../encoders/use-lite.js'
 import { summarize, type Percentiles } from '../../report/stats.js'
 import { firstSentence, textChunks, type TextChunk } from './doc-texts.js'
 import { hashEmbedding } from './model-migration.js'
+import { dropBenchTables, sleep } from './bench-tables.js'
 
 /** What the real-model run of `rag-bench migrate` is asked to do. */
 export interface RealModelMigrationOptions {
@@ -54,7 +55,7 @@ export async function measureRealModelMigration(
 ): Promise<RealModelMigrationReport> {
   const chunks = textChunks(o.sources, { tenants: o.tenants, perTenant: o.perTenant })
   const ids = [...new Set(chunks.map((c) => c.tenantId))]
-  await drop(db)
+  await dropBenchTables(db, TABLE)
   const store = await PgVectorStore.open(db, { table: TABLE, dimensions: o.dim, querySample: false, fullText: false })
   await store.bulkIngest(chunks.map((c) => ({ ...c, embedding: hashEmbedding(c.content, o.dim) })))
   await store.addSpace({ name: 'use', dimensions: encoder.dimensions, model: encoder.name })
@@ -93,7 +94,7 @@ export async function measureRealModelMigration(
   const { times, checks } = await search.stop()
   const sourceInTop10 = await sourceHits(store, queries, encoder)
   await store.close()
-  await drop(db)
+  await dropBenchTables(db, TABLE)
   return {
     chunks: chunks.length,
     tenants: ids.length,
@@ -208,13 +209,3 @@ async function sourceHits(
   }
   return { queries: count, found }
 }
-
-async function drop(db: Database): Promise<void> {
-  const { rows } = await sql<{
-    name: string
-  }>`select relname as name from pg_class where relkind in ('r', 'p') and relname like ${`${TABLE}%`}`.execute(db)
-  if (rows.length) await sql.raw(`drop table if exists ${rows.map((r) => `"${r.name}"`).join(', ')} cascade`).execute(db)
-  await sql`delete from pgscale_object_version where object like ${`store:%${TABLE}%`}`.execute(db).catch(() => {})
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
