@@ -4,7 +4,7 @@ import pg from 'pg'
 /**
  * The regression gate's hot paths, written against pgscale's public API only and handed the
  * module to use: the gate runs the same scenarios on the base commit's tree and on the head's,
- * each in a process of its own (bench/perf-gate/gate-worker.ts), so nothing here imports src/.
+ * both loaded into one process (bench/perf-gate/run-gate.ts), so nothing here imports src/.
  */
 
 /** pgscale's public API, as one tree's `src/index.ts` exports it. */

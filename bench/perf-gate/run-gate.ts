@@ -10,9 +10,9 @@ import {
   callsPerBlock,
   DEFAULT_GATE_BOUND,
   failures,
-  firstSide,
   gateExitCode,
   renderGate,
+  roundOrder,
   summarizeScenario,
   type GateBlock,
   type GateSummary,
@@ -194,9 +194,7 @@ async function measure(
   blocks: Record<string, GateBlock[]>,
 ): Promise<void> {
   for (let r = 0; r < rounds; r++) {
-    for (const [index, scenario] of names.entries()) {
-      const first = firstSide(blocks[scenario]!.length + r, index)
-      const order = first === 'base' ? (['base', 'head'] as const) : (['head', 'base'] as const)
+    for (const [scenario, order] of roundOrder(names, (name) => blocks[name]!.length, Object.keys(blocks))) {
       const got: Partial<GateBlock> = {}
       for (const side of order) got[side] = (await block(sides[side], scenario, calls[scenario]!.calls)).cpu
       blocks[scenario]!.push(got as GateBlock)

@@ -7,9 +7,9 @@ import {
   callsPerBlock,
   DEFAULT_GATE_BOUND,
   failures,
-  firstSide,
   gateExitCode,
   renderGate,
+  roundOrder,
   summarizeScenario,
 } from '../../bench/perf-gate/gate-stats.js'
 import { resolveBase } from '../../bench/perf-gate/run-gate.js'
@@ -85,9 +85,25 @@ describe('perf gate statistics', () => {
     expect(s.ratioP75).toBeCloseTo(1.3, 10)
   })
 
-  it('which side goes first alternates over blocks and is shifted between scenarios', () => {
-    expect([0, 1, 2, 3].map((b) => firstSide(b, 0))).toEqual(['base', 'head', 'base', 'head'])
-    expect([0, 1, 2, 3].map((b) => firstSide(b, 1))).toEqual(['head', 'base', 'head', 'base'])
+  it("each side runs first in half of every scenario's blocks, over rounds and a second pass", () => {
+    const names = ['search', 'search.filtered', 'refreshAt', 'replicas.route']
+    const blocks: Record<string, string[]> = Object.fromEntries(names.map((n) => [n, []]))
+    const pass = (which: readonly string[], rounds: number) => {
+      for (let r = 0; r < rounds; r++) {
+        for (const [name, order] of roundOrder(which, (n) => blocks[n]!.length, names)) blocks[name]!.push(order[0])
+      }
+    }
+    pass(names, 7)
+    pass(['search.filtered', 'replicas.route'], 7)
+    for (const name of names) {
+      const first = blocks[name]!
+      // Alternating block by block: never the same side first twice in a row.
+      for (let i = 1; i < first.length; i++) expect(first[i], `${name} block ${i}`).not.toBe(first[i - 1])
+      const baseFirst = first.filter((s) => s === 'base').length
+      expect(Math.abs(2 * baseFirst - first.length), name).toBeLessThanOrEqual(1)
+    }
+    // Shifted between scenarios: in one round, neighbours start with different sides.
+    expect(roundOrder(names, () => 0).map(([, order]) => order[0])).toEqual(['base', 'head', 'base', 'head'])
   })
 
   it('blocks are sized from the cost per call, within bounds', () => {
