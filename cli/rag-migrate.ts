@@ -52,6 +52,12 @@ export async function ragMigrate(argv: readonly string[]): Promise<number> {
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<MigrateCliOptions>()
     const log = (line: string) => process.stderr.write(`[rag-bench migrate] ${line}\n`)
+    if (!o.storageChoice && !o.realModel && o.tenants < 3) {
+      // One tenant is stopped and resumed, one rolled back, the others migrated: fewer has no rollback tenant.
+      program.error(`rag-bench migrate: --tenants must be 3 or more (one is stopped and resumed, one rolled back), got ${o.tenants}`, {
+        exitCode: 2,
+      })
+    }
     const provisioned = await provisionFor(o, log)
     onInterrupt(() => provisioned.stop())
     try {
