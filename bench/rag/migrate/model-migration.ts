@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
 import { EmbeddingSpaceError, PgVectorStore, type Database, type SearchResult, type TenantStore } from '../../../src/index.js'
 import { generateCorpus, queryTexts, queryVectors, type CorpusSpec } from '../../synthetic/corpus.js'
-import { progress } from '../../report/progress.js'
+import { heartbeat, progress } from '../../report/progress.js'
 import { summarize, type Percentiles } from '../../report/stats.js'
 import { dropBenchTables, sleep } from './bench-tables.js'
 
@@ -95,22 +95,31 @@ export async function measureModelMigration(
   await sleep(o.phaseSeconds * 1000)
   searches.phase = 'during'
   const rollbackTenant = bench.ids[2]!
-  const rollbackAnswers = await answers(bench.store.forTenant(rollbackTenant), bench.queries.get(rollbackTenant)!.old)
+  const stepped = <T>(what: string, work: () => Promise<T>) => step(log, what, work)
+  const rollbackAnswers = await stepped(`during: ${rollbackTenant}'s answers before the migration (for the rollback)`, () =>
+    answers(bench.store.forTenant(rollbackTenant), bench.queries.get(rollbackTenant)!.old),
+  )
   const writer = startWriter(bench, rollbackTenant)
-  const resume = await stopAndResume(bench, bench.ids[1]!)
+  const resume = await stepped(`during: ${bench.ids[1]}'s backfill stopped after its first batch, then resumed and switched`, () =>
+    stopAndResume(bench, bench.ids[1]!),
+  )
   const migrated = await migrateAll(bench, [...bench.ids.filter((t) => t !== bench.ids[1] && t !== rollbackTenant), rollbackTenant])
   const writes = await writer.stop()
   searches.phase = 'after'
   log(`after: ${o.searchers} search clients for ${o.phaseSeconds} s`)
   await sleep(o.phaseSeconds * 1000)
   const { times, stateTimes, checks } = await searches.stop()
-  const rollback = await rollBack(bench, rollbackTenant, rollbackAnswers)
+  const rollback = await stepped(`${rollbackTenant} rolled back; every completed write looked for`, () =>
+    rollBack(bench, rollbackTenant, rollbackAnswers),
+  )
   writes.lost = await lostWrites(bench, writer.written)
-  await sql.raw(`analyze ${TABLE}, ${TABLE}__next`).execute(db)
-  const diskAfter = await sizes(db)
-  for (const t of bench.ids) if (t !== rollbackTenant) await bench.store.releaseTenantSpace(t, 'default')
-  await sql.raw(`vacuum ${TABLE}`).execute(db)
-  const diskReleased = await sizes(db)
+  const { diskAfter, diskReleased } = await stepped('disk sizes, the old rows released, VACUUM', async () => {
+    await sql.raw(`analyze ${TABLE}, ${TABLE}__next`).execute(db)
+    const diskAfter = await sizes(db)
+    for (const t of bench.ids) if (t !== rollbackTenant) await bench.store.releaseTenantSpace(t, 'default')
+    await sql.raw(`vacuum ${TABLE}`).execute(db)
+    return { diskAfter, diskReleased: await sizes(db) }
+  })
   await bench.store.close()
   await dropBenchTables(db, TABLE)
   const [before, during, after] = (['before', 'during', 'after'] as const).map((p) => figures(times[p], stateTimes[p])) as [
@@ -252,6 +261,17 @@ function startWriter(b: Bench, skip: string) {
 }
 
 /** A migration stopped after its first batch (as a deploy stops it), resumed by a new call: what each embedded. */
+/** Says what a step of the run does, then (piped) that it is still running at least every 8 s. */
+async function step<T>(log: (line: string) => void, what: string, work: () => Promise<T>): Promise<T> {
+  log(what)
+  const stop = heartbeat(`rag-bench migrate: ${what}`, { enabled: !process.stderr.isTTY })
+  try {
+    return await work()
+  } finally {
+    stop()
+  }
+}
+
 async function stopAndResume(b: Bench, tenantId: string): Promise<ModelMigrationReport['resume']> {
   const batchSize = Math.max(10, Math.floor(b.perTenant / 10))
   const stop = new AbortController()
