@@ -9,8 +9,8 @@ import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, typ
 
 interface MigrateCliOptions extends CommonOptions, ModelMigrationOptions {
   storageChoice?: boolean
-  /** Files or directories of text for the real-model run (`--real-model`). */
-  realModel?: string[]
+  /** Files or directories of text for the real-model run (`--real-model`); `true` when given without any. */
+  realModel?: string[] | true
 }
 
 /** Builds the `rag-bench migrate` command (commander wiring only; the work is in bench/rag/migrate). */
