@@ -260,7 +260,6 @@ function startWriter(b: Bench, skip: string) {
   }
 }
 
-/** A migration stopped after its first batch (as a deploy stops it), resumed by a new call: what each embedded. */
 /** Says what a step of the run does, then (piped) that it is still running at least every 8 s. */
 async function step<T>(log: (line: string) => void, what: string, work: () => Promise<T>): Promise<T> {
   log(what)
@@ -272,6 +271,7 @@ async function step<T>(log: (line: string) => void, what: string, work: () => Pr
   }
 }
 
+/** A migration stopped after its first batch (as a deploy stops it), resumed by a new call: what each embedded. */
 async function stopAndResume(b: Bench, tenantId: string): Promise<ModelMigrationReport['resume']> {
   const batchSize = Math.max(10, Math.floor(b.perTenant / 10))
   const stop = new AbortController()
