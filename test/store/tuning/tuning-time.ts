@@ -44,6 +44,14 @@ try {
       efSearch: t.efSearch,
       rebuilt: t.rebuiltWith ?? null,
       steps: t.tried.length,
+      tried: t.tried.map(
+        (s) =>
+          `${s.m ?? '-'}/${s.efSearch}:${s.recall.toFixed(3)}/${(s.lower ?? 0).toFixed(3)}/${s.p50Ms.toFixed(2)}ms/${s.measured ?? 'all'}`,
+      ),
+      alts: t.alternatives,
+      exactP50: t.exactP50Ms,
+      bound: t.bound,
+      families: t.families,
       statedLower: bound?.lower ?? null,
       statedMean: bound?.mean ?? t.recall,
     }),
