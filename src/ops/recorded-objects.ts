@@ -13,7 +13,7 @@ export interface RecordedObject {
   schema: string
   /** The object's table, from its key. */
   name: string
-  /** The relations the object cannot work without, as `to_regclass` reads them: its table, and a tracked rollup's source. */
+  /** The relations the object cannot work without, as `to_regclass` reads them: its table, and a tracked rollup's source and fleet table. */
   relations: string[]
   /** Those of `relations` the catalog does not have (empty: the object's tables are there). */
   missing: string[]
@@ -42,8 +42,9 @@ export function relationExists(r: string): string {
 
 /**
  * The relations a record's object needs, from its key and its recorded config: a store's table;
- * a tracked rollup's table and its source (`source` as `track` recorded it, resolved the way the
- * rollup resolves it). A key of another kind gives `undefined`: not pgscale's to judge.
+ * a tracked rollup's table, its source (`source` as `track` recorded it, resolved the way the
+ * rollup resolves it) and its fleet level's table when recorded. A key of another kind gives
+ * `undefined`: not pgscale's to judge.
  *
  * ### Examples
  * ```ts
@@ -58,8 +59,9 @@ export function recordRelations(
   if (!match) return undefined
   const [, kind, schema, name] = match as unknown as [string, RecordedKind, string, string]
   const relations = [`${quoted(schema)}.${quoted(name)}`]
-  const source = (config as { source?: unknown } | null)?.source
+  const { source, fleet } = (config ?? {}) as { source?: unknown; fleet?: { name?: unknown } }
   if (kind === 'rollup' && typeof source === 'string' && source) relations.push(source)
+  if (kind === 'rollup' && typeof fleet?.name === 'string' && fleet.name) relations.push(fleet.name)
   return { kind, schema, name, relations }
 }
 

@@ -49,7 +49,7 @@ import {
   type SourceIndex,
   type RollupTop,
 } from './schema/index.js'
-import { fleetHooks } from './fleet/index.js'
+import { fleetHooks, fleetTable } from './fleet/index.js'
 
 /**
  * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
@@ -90,8 +90,9 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
   }
 
   /**
-   * Every rollup `track` recorded in this database, rebuilt from its record: how tools that do not
-   * have the app's code (`pgscale drain`, `pgscale doctor`) find them.
+   * Every rollup `track` recorded in this database, rebuilt from its record with its fleet level
+   * (recorded, or for a record written before, the level the catalog marks for its table): how
+   * tools that do not have the app's code (`pgscale drain`, `pgscale doctor`) find them.
    *
    * ### Examples
    * ```ts
@@ -102,13 +103,23 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
     return (await typedErrors(recordedRollups(db.withoutPlugins()))).map((record) => MonthlyRollup.fromRecord(record))
   }
 
-  /** A rollup rebuilt from its recorded definition. */
+  /**
+   * A rollup rebuilt from its recorded definition, with its fleet level when the record has one (a
+   * record the catalog completed, see {@link tracked}). A record that does not declare a valid
+   * rollup is an `InvalidArgumentError`.
+   *
+   * ### Examples
+   * ```ts
+   * const rollup = MonthlyRollup.fromRecord(record) // record.fleet: { name: 'expenses_fleet', groupBy: ['category'] }
+   * ```
+   */
   static fromRecord(record: RecordedRollup): MonthlyRollup {
     const target = rollupTable(record.target.name, {
       groupBy: Object.fromEntries(record.target.groupBy.map((g) => [g.name, g.type])),
       measures: Object.fromEntries(record.target.measures.map((m) => [m.name, m.type])),
       tenantType: record.target.tenantType,
     })
+    const fleet = record.fleet ? fleetTable(record.fleet.name, { of: target, groupBy: record.fleet.groupBy }) : undefined
     return new MonthlyRollup({
       source: record.source,
       target,
@@ -118,6 +129,7 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
       measures: Object.fromEntries(record.measures.map((m) => [m.name, sql.raw(m.sql)])),
       ...(record.where === null ? {} : { where: sql.raw(record.where) }),
       zone: record.zone,
+      ...(fleet ? { fleet } : {}),
     })
   }
 
@@ -337,17 +349,21 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
    * every tenant's buckets (or `tenants`'), the measures combined across tenants by their rules (sums
    * and counts add, min/max, `hll` sketches unite — never add —, `tdigest`s merge; other measures are
    * refused), per tenant with `perTenant`, or the top `n` tenants by a measure (`top`), per month or
-   * over the range (`combineMonths`), `fresh` as `read`. Served by the rollup table's month index.
-   * An admin read: never the tenant-scoped path; under row-level security it runs as fleet-wide work.
+   * over the range (`combineMonths`), `fresh` as `read`. Served by the rollup table's month index,
+   * or by the fleet level (`fleet`) when the view needs no tenant detail. An admin read: never the
+   * tenant-scoped path; under row-level security it runs as fleet-wide work. Through a `ReplicaSet`
+   * it reads a replica that has replayed every write of this rollup made in this process (else the
+   * primary; `fresh` reads the primary).
    *
    * ### Examples
    * ```ts
    * const byMonth = await rollup.readAcross(db, { from: '2025-01', to: '2025-12', groupBy: [] })
    * const top20 = await rollup.readAcross(db, { from: '2025-10', to: '2025-12', combineMonths: true, groupBy: [], top: { by: 'total', n: 20 } })
+   * const fleetNow = await rollup.readAcross(replicas, { from: '2025-01', to: '2025-12', groupBy: [] }) // sees this process's refreshes
    * ```
    */
   readAcross<const K extends string = GroupNameOf<T>, P extends boolean = false, const R extends RollupTop | undefined = undefined>(
-    db: Kysely<any>,
+    db: Kysely<any> | ReplicaSet,
     options: ReadAcrossOptionsOf<T, K, P, R>,
   ): Promise<RollupAcrossRowOf<T, K, P, R>[]> {
     return typedErrors(readAcross(this.#ctx, db, options as ReadAcrossOptions)) as Promise<RollupAcrossRowOf<T, K, P, R>[]>

@@ -5,6 +5,13 @@ export const TENANT_SETTING = 'pgscale.tenant_id'
 /** The setting pgscale's own fleet-wide work carries (drains, the query sample's flush, reports). */
 export const ALL_TENANTS_SETTING = 'pgscale.all_tenants'
 
+/**
+ * The setting a rollup's tenant refreshes carry beside the tenant's when the rollup keeps a fleet
+ * level under row-level security: their one statement adds the tenant's delta to the fleet table,
+ * which no tenant-scoped statement of the app may see.
+ */
+export const FLEET_WRITE_SETTING = 'pgscale.fleet_write'
+
 /** The policy's name on every table pgscale protects. */
 export const POLICY = 'pgscale_tenant'
 
@@ -40,6 +47,29 @@ export function rowSecurityDdl(table: string, options: { tenantColumn?: string; 
     `alter table ${table} enable row level security`,
     `drop policy if exists ${POLICY} on ${table}`,
     `drop policy if exists ${POLICY}_append on ${table}`,
+    `create policy ${POLICY} on ${table} for all using ${condition} with check ${condition}`,
+  ]
+}
+
+/**
+ * Row-level security on a rollup's fleet level (no tenant column: every row combines tenants): a
+ * row is seen and written only by pgscale's fleet-wide work (`pgscale.all_tenants`: `readAcross`,
+ * drains, the fill) and by a tenant refresh's own fleet delta (`pgscale.fleet_write`, which reads
+ * the fleet row it adds to but returns nothing). A tenant-scoped statement of the app, or one
+ * without a setting, sees no row. Same policy name as the tenant tables ({@link rowSecurityOn}).
+ *
+ * ### Examples
+ * ```ts
+ * for (const s of fleetSecurityDdl('"expenses_fleet"')) await sql.raw(s).execute(db)
+ * ```
+ */
+export function fleetSecurityDdl(table: string): string[] {
+  const condition =
+    `((select current_setting('${ALL_TENANTS_SETTING}', true)) = 'on' ` +
+    `or (select current_setting('${FLEET_WRITE_SETTING}', true)) = 'on')`
+  return [
+    `alter table ${table} enable row level security`,
+    `drop policy if exists ${POLICY} on ${table}`,
     `create policy ${POLICY} on ${table} for all using ${condition} with check ${condition}`,
   ]
 }

@@ -5,6 +5,7 @@ import { assertTenantId, keptGroups, monthOf, type ReadAcrossOptions, type Rollu
 import { assertPercentiles, freshRowsAcross, measureOutput } from '../sql/index.js'
 import type { RollupContext } from './rollup-context.js'
 import { requireTracking } from './typed-errors.js'
+import { ReplicaSet } from '../../replicas/index.js'
 
 /**
  * An admin view across tenants, from the rollup: every tenant's buckets (or those of `tenants`)
@@ -14,15 +15,25 @@ import { requireTracking } from './typed-errors.js'
  * (no `perTenant`, `top` or `tenants`, not `fresh`, kept groups the fleet level keeps) reads the
  * rollup's fleet level when it declares one. Its own method, never the
  * tenant-scoped path; under row-level security it runs as pgscale's fleet-wide work. On Citus,
- * `fresh` is refused (typed): drain first.
+ * `fresh` is refused (typed): drain first. Through a `ReplicaSet`: a replica that has replayed
+ * every write of this rollup this process made (refreshes, rebuilds, drains), else the primary;
+ * `fresh` reads the primary.
  *
  * ### Examples
  * ```ts
  * await readAcross(ctx, db, { from: '2025-01', to: '2025-12', groupBy: [] })                    // revenue by month, all tenants
  * await readAcross(ctx, db, { from: '2025-10', to: '2025-12', combineMonths: true, top: { by: 'total', n: 20 } })
+ * await readAcross(ctx, replicas, { from: '2025-01', to: '2025-12', groupBy: [] })                // a replica past this process's refreshes
  * ```
  */
-export async function readAcross(ctx: RollupContext, db: Kysely<any>, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
+export async function readAcross(ctx: RollupContext, db: Kysely<any> | ReplicaSet, options: ReadAcrossOptions): Promise<RollupAcrossRow[]> {
+  if (db instanceof ReplicaSet) {
+    checkAcross(ctx, options) // the options checked before a replica is chosen
+    // A replica that has replayed every write of this rollup made in this process (and the token);
+    // `fresh` also reads the source, whose writes are the app's: the primary answers it.
+    const routing = options.fresh ? { consistency: 'primary' as const } : options
+    return db.read(ctx.acrossKey, routing, (node) => readAcross(ctx, node, options))
+  }
   const plain = db.withoutPlugins()
   if (options?.fresh) {
     checkAcross(ctx, options) // the options checked before anything is sent

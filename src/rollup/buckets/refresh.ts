@@ -18,7 +18,7 @@ import type { RollupContext } from './rollup-context.js'
 export async function refreshAt(ctx: RollupContext, db: Kysely<any>, options: RefreshAtOptions): Promise<void> {
   const tenantId = assertTenantId(options?.tenantId, ctx.parts.target.tenantType)
   const month = monthOf(options.moment, ctx.parts.zone)
-  const plain = ctx.scoped(db.withoutPlugins(), tenantId)
+  const plain = ctx.scoped(db.withoutPlugins(), tenantId, { write: true })
   const { refresh } = ctx.statementsFor(await ctx.validate(plain))
   // A fleet level's lock first (before any bucket lock), its part after the tenant statement.
   const fleet = ctx.fleetWrite([month])
@@ -57,7 +57,7 @@ export async function rebuild(ctx: RollupContext, db: Kysely<any>, options: Rebu
   if (first > last) throw new InvalidArgumentError(`rebuild: since (${first.slice(0, 7)}) is after until (${last.slice(0, 7)})`)
   const months = monthsBetween(first, last)
   if (months.length > 1200) throw new InvalidArgumentError('rebuild: the range spans more than 100 years')
-  const plain = ctx.scoped(db.withoutPlugins(), tenantId)
+  const plain = ctx.scoped(db.withoutPlugins(), tenantId, { write: true })
   const { rebuild: statement } = ctx.statementsFor(await ctx.validate(plain))
   // JIT off: the planner overestimates the per-month scans and compiling costs more than it saves.
   const fleet = ctx.fleetWrite(months)

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, type RawBuilder } from 'kysely'
 import { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
-import { ALL_TENANTS_SETTING, TENANT_SETTING } from '../../db/security/row-security.js'
+import { ALL_TENANTS_SETTING, FLEET_WRITE_SETTING, TENANT_SETTING } from '../../db/security/row-security.js'
 import { scopedHandle } from '../../db/security/scoped-handle.js'
 import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import { statementTemplate } from '../../sql/statement-template.js'
@@ -41,6 +41,8 @@ export interface FleetMaintenance {
   across(view: { keep: readonly string[]; perTenant: boolean; tenants: boolean; fresh: boolean }): string | undefined
   /** Refuses, typed, when the fleet table is missing (checked once); what a read from it awaits. */
   ready(db: Kysely<any>): Promise<void>
+  /** The level as plain SQL for the rollup's migration script: its statements (DDL, fill) and the runtime role's grants. */
+  migrationSql(runtimeRole: string | undefined): { statements: string[]; grants: string[] }
 }
 
 /**
@@ -84,7 +86,16 @@ export class RollupContext {
    * replicas and the sets made with `db` as their primary note the tenants' positions).
    */
   async wrote(db: Kysely<any>, tenants: Iterable<TenantKey>): Promise<void> {
-    await WriteJournal.of(db, this.#replicas).committed(tenants, db)
+    await WriteJournal.of(db, this.#replicas).committed([...tenants, this.acrossKey], db)
+  }
+
+  /**
+   * The key every write of this rollup is also noted under in the write journal: what a read
+   * across tenants (`readAcross` through a `ReplicaSet`) must see. It starts with a NUL, which no
+   * tenant id stored in PostgreSQL can hold.
+   */
+  get acrossKey(): string {
+    return `\u0000pgscale.rollup:${this.parts.target.qualified}`
   }
 
   /** The refresh and rebuild statements for the `at` column's type, compiled once each. */
@@ -152,10 +163,14 @@ export class RollupContext {
   /**
    * `db` as the rollup's statements of one tenant (or, without one, its fleet-wide work: drains)
    * run it under row-level security (`isolation: 'rls'` on the rollup table); `db` itself otherwise.
+   * A tenant's `write` (refresh, rebuild, a tenant's drain) of a rollup with a fleet level also
+   * carries `pgscale.fleet_write`: its statement adds the tenant's delta to the fleet table.
    */
-  scoped<K extends Kysely<any>>(db: K, tenantId?: string | number): K {
+  scoped<K extends Kysely<any>>(db: K, tenantId?: string | number, options: { write?: boolean } = {}): K {
     if (this.parts.target.isolation !== 'rls') return db
-    return scopedHandle(db, tenantId === undefined ? { [ALL_TENANTS_SETTING]: 'on' } : { [TENANT_SETTING]: String(tenantId) })
+    if (tenantId === undefined) return scopedHandle(db, { [ALL_TENANTS_SETTING]: 'on' })
+    const fleet: Record<string, string> = options.write && this.fleet?.level ? { [FLEET_WRITE_SETTING]: 'on' } : {}
+    return scopedHandle(db, { [TENANT_SETTING]: String(tenantId), ...fleet })
   }
 
   /** `SELECT pg_advisory_xact_lock(...)` on each month, in month order (no deadlocks between ranges). */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { objectMigrationSql } from '../../db/migration/object-migration-sql.js'
 import { assertMigrationOptions, dirtyKeyNames, type RollupMigrationOptions } from '../config/index.js'
-import { rollupKey, rollupRecord, tableGrants, trackingCommentStatement, trackingDdl } from '../schema/index.js'
+import { checkRollupOnServer, rollupKey, rollupRecord, tableGrants, trackingCommentStatement, trackingDdl } from '../schema/index.js'
 import type { RollupContext } from './rollup-context.js'
 
 /** The schema of a quoted `"schema"."name"` (undefined for a bare `"name"`). */
@@ -13,8 +13,10 @@ function schemaOf(quoted: string): string | undefined {
 /**
  * A rollup's DDL as one transaction of plain SQL (what `pgscale migrate --print` writes): its
  * table (and the sketch extensions its measures need), with `track` its dirty-key log, trigger
- * function and triggers and the record `MonthlyRollup.tracked` reads, and the runtime role's
- * grants. Tracking needs the source's `at` column type, read from `db` (no DDL).
+ * function and triggers and the record `MonthlyRollup.tracked` reads, its fleet level when it
+ * declares one (the table, its marker and row-level security, filled from the rollup table under
+ * a `SHARE` lock, only while empty), and the runtime role's grants. Tracking needs the source's
+ * `at` column type, read from `db` (no DDL; the fleet table need not exist yet).
  *
  * ### Examples
  * ```ts
@@ -29,18 +31,21 @@ export async function rollupMigrationSql(
   const { target } = ctx.parts
   assertMigrationOptions(options, 'migrationSql')
   const track = options.track !== false
-  const parts = track ? { ...ctx.parts, atKind: await ctx.validate(db.withoutPlugins()) } : ctx.parts
+  // The rollup's own server checks only: the fleet level's (its table exists) would refuse the script that creates it.
+  const parts = track ? { ...ctx.parts, atKind: await checkRollupOnServer(db.withoutPlugins(), ctx.parts) } : ctx.parts
   const log = dirtyKeyNames(parts).log
+  const fleet = ctx.fleet?.level?.migrationSql(options.runtimeRole)
   return objectMigrationSql({
     key: rollupKey(parts),
     config: ((track ? rollupRecord(parts) : undefined) ?? { target: target.name }) as unknown as Record<string, unknown>,
     version: 1,
     checkConfig: false,
     record: track,
-    statements: [...target.ddl(), ...(track ? [...trackingDdl(parts), trackingCommentStatement(parts)] : [])],
+    statements: [...target.ddl(), ...(track ? [...trackingDdl(parts), trackingCommentStatement(parts)] : []), ...(fleet?.statements ?? [])],
     after: [
       ...tableGrants(schemaOf(target.qualified), target.qualified, options.runtimeRole),
       ...(track ? tableGrants(schemaOf(log), log, options.runtimeRole) : []),
+      ...(fleet?.grants ?? []),
     ],
   })
 }

@@ -106,7 +106,7 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
   if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
     throw new InvalidArgumentError(`refreshDirty: limit must be an integer from 1 to 1000000, got ${String(options.limit)}`)
   const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId, ctx.parts.target.tenantType)
-  const plain = ctx.scoped(db.withoutPlugins(), tenantId)
+  const plain = ctx.scoped(db.withoutPlugins(), tenantId, { write: true })
   const { rebuild } = ctx.statementsFor(await ctx.validate(plain))
   await requireTracking(ctx, plain, 'refreshDirty')
   const distributed = (await ctx.placement(plain)) === 'citus'

@@ -111,8 +111,8 @@ export function assertMigrationOptions(options: unknown, method: string): void {
   if (track !== undefined && typeof track !== 'boolean') throw new InvalidArgumentError(`${method}: track must be a boolean`)
 }
 
-/** Options of {@link MonthlyRollup.readAcross}: an admin read across tenants. */
-export interface ReadAcrossOptions {
+/** Options of {@link MonthlyRollup.readAcross}: an admin read across tenants (`consistency`/`consistencyToken` through a `ReplicaSet`). */
+export interface ReadAcrossOptions extends ReadConsistency {
   /** First month (any moment in it, or `'YYYY-MM'`). */
   from: Date | string | number
   /** Last month, inclusive. */

@@ -8,7 +8,8 @@ import type { FleetTable, RollupParts } from '../config/index.js'
 import type { FleetHooks, FleetMaintenance } from '../buckets/index.js'
 import { fleetPlan, type FleetPlan } from './fleet-plan.js'
 import { deleteEmptyFleetBuckets, deltaRebuildStatement, deltaRefreshStatement, recomputeFleetMonths } from './fleet-sql.js'
-import { bindFleetPlan, fleetMarker } from './fleet-table.js'
+import { bindFleetPlan, fleetMarker, fleetMigrationStatements } from './fleet-table.js'
+import { tableGrants } from '../schema/index.js'
 
 /**
  * The fleet hooks of a rollup, installed in its context by the facade: with a declared fleet level,
@@ -62,7 +63,17 @@ function maintenance(parts: RollupParts, fleet: FleetTable, plan: FleetPlan, rea
     across: (view) =>
       !view.perTenant && !view.tenants && !view.fresh && view.keep.every((g) => fleet.groupBy.includes(g)) ? fleet.qualified : undefined,
     ready,
+    migrationSql: (runtimeRole) => ({
+      statements: fleetMigrationStatements(fleet, plan),
+      grants: tableGrants(schemaOf(fleet.qualified), fleet.qualified, runtimeRole),
+    }),
   }
+}
+
+/** The schema of a quoted `"schema"."name"` (undefined for a bare `"name"`). */
+function schemaOf(quoted: string): string | undefined {
+  const parts = quoted.split('"."')
+  return parts.length === 2 ? parts[0]!.replace(/^"/, '') : undefined
 }
 
 /**

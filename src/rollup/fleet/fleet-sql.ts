@@ -180,14 +180,21 @@ export function recomputeFleetMonths(p: RollupParts, f: FleetTable, plan: FleetP
 }
 
 /**
- * The whole fleet level from the rollup table: what `create` fills a new fleet table with.
+ * The whole fleet level from the rollup table: what `create` fills a new fleet table with; with
+ * `onlyIntoEmpty`, nothing when the level holds a row (a migration script run again).
  *
  * ### Examples
  * ```ts
  * fillFleet(parts, fleet, plan)
  * ```
  */
-export function fillFleet(p: Pick<RollupParts, 'target'>, f: FleetTable, plan: FleetPlan): RawBuilder<unknown> {
+export function fillFleet(
+  p: Pick<RollupParts, 'target'>,
+  f: FleetTable,
+  plan: FleetPlan,
+  options: { onlyIntoEmpty?: boolean } = {},
+): RawBuilder<unknown> {
+  const empty = options.onlyIntoEmpty ? sql` where not exists (select from ${sql.raw(f.qualified)})` : sql``
   return sql`insert into ${sql.raw(f.qualified)} (${fleetColumns(f, plan)})
-    select ${fleetKey(f)}, ${combined(plan)} from ${sql.raw(p.target.qualified)} group by ${fleetKey(f)}`
+    select ${fleetKey(f)}, ${combined(plan)} from ${sql.raw(p.target.qualified)}${empty} group by ${fleetKey(f)}`
 }

@@ -1,11 +1,12 @@
 import { sql, type Kysely } from 'kysely'
 import { InvalidArgumentError, toPgScaleError } from '../../errors.js'
-import { ALL_TENANTS_SETTING } from '../../db/security/row-security.js'
+import { ALL_TENANTS_SETTING, fleetSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
 import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { sketchKind, type FleetTable, type RollupMigrationOptions, type RollupTable } from '../config/index.js'
 import { ensureSketchExtensions, tableGrants } from '../schema/index.js'
 import { isExactNumberType, type FleetPlan } from './fleet-plan.js'
+import { compileSql } from '../../sql/statement-template.js'
 import { fillFleet, fleetKeyConstraint } from './fleet-sql.js'
 
 /** Options of {@link fleetTable}. */
@@ -89,7 +90,7 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
   return fleet
 }
 
-/** The fleet table's DDL: the extensions its sketches need, the table, its marker comment. */
+/** The fleet table's DDL: the extensions its sketches need, the table, its marker comment, its row-level security (an `rls` rollup's). */
 function fleetDdl(f: FleetTable): string[] {
   const sketches = [...new Set(f.of.measures.flatMap((m) => sketchKind(m.type) ?? []))]
   const types = new Map(f.of.groupBy.map((g) => [g.name, g.type]))
@@ -107,6 +108,30 @@ function fleetDdl(f: FleetTable): string[] {
     ...sketches.map((kind) => `create extension if not exists ${kind}`),
     `create table if not exists ${f.qualified} (\n  ${definitions.join(',\n  ')}\n)`,
     `comment on table ${f.qualified} is '${fleetMarker(f.of).replace(/'/g, "''")}'`,
+    ...(f.of.isolation === 'rls' ? fleetSecurityDdl(f.qualified) : []),
+  ]
+}
+
+/**
+ * The fleet level as plain SQL for a migration script (what `migrationSql` adds after the rollup
+ * table), in the script's transaction: the rollup table held in `SHARE` mode (refreshes wait), the
+ * table, its marker and row-level security as `create` makes them, and the fill from the rollup
+ * table — only into an empty level, so running the script again changes nothing.
+ *
+ * ### Examples
+ * ```ts
+ * fleetMigrationStatements(fleet, plan) // ['create table if not exists "expenses_fleet" (…)', …, 'insert into "expenses_fleet" … where not exists (…)']
+ * ```
+ */
+export function fleetMigrationStatements(f: FleetTable, plan: FleetPlan): string[] {
+  const ddl = fleetDdl(f)
+  const fill = compileSql(fillFleet({ target: f.of }, f, plan, { onlyIntoEmpty: true })).sql
+  return [
+    ...ddl.filter((s) => s.startsWith('create extension')),
+    `lock table ${f.of.qualified} in share mode`,
+    ...(f.of.isolation === 'rls' ? [`select set_config('${ALL_TENANTS_SETTING}', 'on', true)`] : []),
+    ...ddl.filter((s) => !s.startsWith('create extension')),
+    fill,
   ]
 }
 
@@ -121,7 +146,12 @@ async function createFleet(db: Kysely<any>, f: FleetTable): Promise<void> {
       `fleetTable ${f.name}: declare the MonthlyRollup that keeps it (fleet: ${f.name}) before create: the fill combines its measures by their rules`,
     )
   const { rows } = await sql<{ present: boolean }>`select to_regclass(${f.qualified}) is not null as present`.execute(db)
-  if (rows[0]?.present) return
+  if (rows[0]?.present) {
+    // A level made before its rollup table's isolation was asked for gets its policy (the owner's migration).
+    if (f.of.isolation === 'rls' && !(await rowSecurityOn(db, [f.qualified])))
+      for (const statement of fleetSecurityDdl(f.qualified)) await sql.raw(statement).execute(db)
+    return
+  }
   const sketches = [...new Set(f.of.measures.flatMap((m) => sketchKind(m.type) ?? []))]
   if (sketches.length) await ensureSketchExtensions(db, sketches)
   const run = async (trx: Kysely<any>) => {

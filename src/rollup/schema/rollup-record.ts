@@ -8,6 +8,7 @@ import {
   recordTables,
 } from '../../db/migration/bookkeeping.js'
 import { assertQualifiedName } from '../../sql/identifier.js'
+import { quoteQualified } from '../../sql/quote.js'
 import { inlineParameters, isInlineValue } from '../../sql/literal.js'
 import { compileSql } from '../../sql/statement-template.js'
 import type { RollupParts } from '../config/index.js'
@@ -28,6 +29,12 @@ export interface RecordedRollup {
   measures: Array<{ name: string; sql: string }>
   where: string | null
   zone: string
+  /**
+   * The fleet level (`fleetTable`) when the rollup declares one: its table as given and the groups
+   * it keeps. Absent in records written before fleet levels were recorded (and for rollups without
+   * one): {@link recordedRollups} then finds a level from its table's marker comment.
+   */
+  fleet?: { name: string; groupBy: string[] }
 }
 
 const KIND = 'rollup:'
@@ -98,6 +105,7 @@ export function rollupRecord(parts: RollupParts): RecordedRollup | undefined {
     measures: measures as RecordedRollup['measures'],
     where,
     zone: parts.zone,
+    ...(parts.fleet ? { fleet: { name: parts.fleet.name, groupBy: [...parts.fleet.groupBy] } } : {}),
   }
 }
 
@@ -108,13 +116,36 @@ export async function forgetRollup(trx: Kysely<any>, parts: Pick<RollupParts, 't
 
 /**
  * Every rollup `track` recorded in this database that this role may read (each schema's
- * bookkeeping, and the old `public` table until moved), by key.
+ * bookkeeping, and the old `public` table until moved), by key. A record without `fleet` (written
+ * before fleet levels were recorded, or by a `track` that ran before the level was declared) gets
+ * the level the catalog has for its table (a table commented as its fleet level), if any: a
+ * rollup rebuilt from it then keeps that level instead of refusing to write beside it.
  *
  * ### Examples
  * ```ts
- * for (const r of await recordedRollups(db)) console.log(r.target.name, r.zone)
+ * for (const r of await recordedRollups(db)) console.log(r.target.name, r.zone, r.fleet?.name)
  * ```
  */
 export async function recordedRollups(db: Kysely<any>): Promise<RecordedRollup[]> {
-  return (await readRecords(db, [KIND])).map((r) => r.config as unknown as RecordedRollup)
+  const records = (await readRecords(db, [KIND])).map((r) => r.config as unknown as RecordedRollup)
+  const bare = records.filter((r) => !r.fleet && typeof r.target?.name === 'string')
+  if (!bare.length) return records
+  const markers = bare.map((r) => {
+    const { schema, name } = assertQualifiedName(r.target.name, 'rollup table name')
+    return `pgscale.fleet:${quoteQualified(schema, name)}`
+  })
+  // Each marked table with the columns it has: its kept groups are those of the rollup table's groups.
+  const { rows } = await sql<{ marker: string; schema: string; name: string; columns: string[] }>`
+    select d.description as marker, n.nspname as schema, c.relname as name,
+      array(select a.attname::text from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped order by a.attnum) as columns
+    from pg_description d join pg_class c on c.oid = d.objoid join pg_namespace n on n.oid = c.relnamespace
+    where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = any(${markers}::text[])`.execute(db)
+  const found = new Map(rows.map((r) => [r.marker, r]))
+  bare.forEach((record, i) => {
+    const level = found.get(markers[i]!)
+    if (!level) return
+    const groupBy = record.target.groupBy.map((g) => g.name).filter((g) => level.columns.includes(g))
+    record.fleet = { name: level.schema === 'public' ? level.name : `${level.schema}.${level.name}`, groupBy }
+  })
+  return records
 }
