@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, it } from 'vitest'
-import { MonthlyRollup, PgVectorStore, rollupTable, type Database, type PgVectorStoreConfig } from '../../src/index.js'
+import { fleetTable, MonthlyRollup, PgVectorStore, rollupTable, type Database, type PgVectorStoreConfig } from '../../src/index.js'
 import { describeUnless } from '../support/skip.js'
 import { testTarget } from '../support/test-database.js'
 import { storeCommands } from './commands.js'
@@ -12,7 +12,7 @@ import type { Cmd, World } from './writes.js'
 
 /**
  * The harness every mode runs: the schema (the store's table with a test trigger that refuses a
- * poisoned row, the rollup's tracked source and table), fast-check's model-based run over seeded
+ * poisoned row, the rollup's tracked source, table and fleet level), fast-check's model-based run over seeded
  * command sequences, and the suite a mode file declares. A failure prints fast-check's seed, path
  * and the shrunk command sequence.
  *
@@ -34,12 +34,14 @@ export const WRITES = [
   'tenant.bulkIngest',
   'store.bulkIngest',
 ] as const
-export const ROLLUP = ['sourceInsert', 'sourceDelete', 'refreshAt', 'refreshDirty', 'rollupRead'] as const
+export const ROLLUP = ['sourceInsert', 'sourceDelete', 'refreshAt', 'refreshDirty', 'rollupRead', 'fleetRead'] as const
 
 export const storeConfig = (isolation: 'none' | 'rls'): PgVectorStoreConfig => ({ table: 'conf_chunks', dimensions: DIM, isolation })
 
+/** The rollup of `conf_events` by category, with its fleet level `conf_fleet` (kept by deltas: sums and counts). */
 export function confRollup(isolation: 'none' | 'rls') {
   const target = rollupTable('conf_monthly', { groupBy: { category: 'text' }, measures: { total: 'integer', count: 'integer' }, isolation })
+  const fleet = fleetTable('conf_fleet', { of: target, groupBy: ['category'] })
   const rollup = new MonthlyRollup({
     source: 'conf_events',
     target,
@@ -48,8 +50,9 @@ export function confRollup(isolation: 'none' | 'rls') {
     groupBy: ['category'],
     measures: { total: sql`sum(amount)`, count: sql`count(*)` },
     zone: ZONE,
+    fleet,
   })
-  return { target, rollup }
+  return { target, fleet, rollup }
 }
 
 /** Creates the store's and the rollup's objects as the owner; with a runtime role, through the migrations that grant it DML. */
@@ -71,13 +74,15 @@ export async function createSchema(owner: Database, isolation: 'none' | 'rls', r
     .execute(owner)
   await sql.raw(SOURCE_DDL).execute(owner)
   await sourceIndex.execute(owner)
-  const { target, rollup } = confRollup(isolation)
+  const { target, fleet, rollup } = confRollup(isolation)
   if (runtimeRole) {
     await target.migration({ runtimeRole }).up(owner)
+    await fleet.migration({ runtimeRole }).up(owner)
     await rollup.trackingMigration({ runtimeRole }).up(owner)
     await sql.raw(`grant select, insert, update, delete on conf_events to ${runtimeRole}`).execute(owner)
   } else {
     await target.create(owner)
+    await fleet.create(owner)
     await rollup.track(owner)
   }
   return rollup
@@ -86,7 +91,7 @@ export async function createSchema(owner: Database, isolation: 'none' | 'rls', r
 /** Empties the tables between sequences (the source first: its truncate trigger marks buckets). */
 export async function truncateAll(owner: Database): Promise<void> {
   await sql`truncate conf_chunks, conf_chunks__mirror, conf_chunks_tenant_spaces, conf_events`.execute(owner)
-  await sql`truncate conf_monthly, conf_monthly_dirty`.execute(owner)
+  await sql`truncate conf_monthly, conf_monthly_dirty, conf_fleet`.execute(owner)
 }
 
 const envInt = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined)
@@ -109,7 +114,9 @@ export interface ModeSpec {
 
 const WEIGHTS: Record<string, number> = Object.fromEntries([
   ...WRITES.map((k) => [k, 3] as const),
-  ...['find', 'count', 'getChunks', 'exactSearch', 'rollupRead', 'sourceInsert', 'tokenRead', 'replay'].map((k) => [k, 2] as const),
+  ...['find', 'count', 'getChunks', 'exactSearch', 'rollupRead', 'fleetRead', 'sourceInsert', 'tokenRead', 'replay'].map(
+    (k) => [k, 2] as const,
+  ),
 ])
 
 const COMMAND_TIMEOUT_MS = 30_000

@@ -179,6 +179,35 @@ export function expectedRollupRows(
   return out
 }
 
+/**
+ * A fleet read's expected rows (`readAcross` through the fleet level: no tenant detail): every
+ * tenant's buckets as last refreshed, summed per month and category (`combine`: per month), or over
+ * the whole range (`combineMonths`, `month` being `'from..to'`); ordered by month and category.
+ */
+export function expectedFleetRows(
+  m: Model,
+  from: string,
+  to: string,
+  combine: boolean,
+  combineMonths: boolean,
+): Array<Record<string, unknown>> {
+  const months = new Set(monthsBetween(from, to))
+  const sums = new Map<string, { month: string; category?: string; total: number; count: number }>()
+  for (const [key, bucket] of m.materialized) {
+    const month = key.split('|')[1]!
+    if (!months.has(month)) continue
+    for (const [category, g] of bucket) {
+      const row = { month: combineMonths ? `${from}..${to}` : month, ...(combine ? {} : { category }) }
+      const id = `${row.month}|${row.category ?? ''}`
+      const sum = sums.get(id) ?? { ...row, total: 0, count: 0 }
+      sum.total += g.total
+      sum.count += g.count
+      sums.set(id, sum)
+    }
+  }
+  return [...sums.keys()].sort().map((id) => sums.get(id)!)
+}
+
 /** The rollup table after a bucket's refresh: its truth now (an empty bucket holds no rows). */
 export function materialize(m: Model, key: string): void {
   const [tenant, month] = key.split('|') as [string, string]

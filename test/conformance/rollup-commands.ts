@@ -1,13 +1,14 @@
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { expect } from 'vitest'
-import { expectedRollupRows, localMonth, materialize, type Model } from './model.js'
+import { expectedFleetRows, expectedRollupRows, localMonth, materialize, type Model } from './model.js'
 import { tenantArb, type Cmd, type World } from './writes.js'
 
 /**
  * The rollup's commands: the app's own SQL on the source (`conf_events`, tracked, so every write
- * marks its bucket dirty), `refreshAt`, `refreshDirty` (a drain) and `read` — plain (the buckets
- * as last refreshed) or `fresh: true` (the truth now) — each read checked against the model.
+ * marks its bucket dirty), `refreshAt`, `refreshDirty` (a drain), `read` — plain (the buckets
+ * as last refreshed) or `fresh: true` (the truth now) — and `readAcross` through the fleet level
+ * (every tenant's buckets as last refreshed, combined), each read checked against the model.
  */
 
 /** Moments around the local month boundaries of Asia/Kolkata (+05:30): 18:30Z is local midnight. */
@@ -123,6 +124,45 @@ export class RollupRead implements Cmd {
   }
 }
 
+/**
+ * A read of the fleet level: `readAcross` without tenant detail (per month and category, per
+ * month, or over the range), which the rollup answers from `conf_fleet` — through the mode's
+ * reader (a ReplicaSet in the replicas mode: it must see every refresh this process made).
+ */
+export class FleetRead implements Cmd {
+  readonly kind = 'fleetRead'
+  constructor(
+    readonly from: string,
+    readonly to: string,
+    readonly combine: boolean,
+    readonly combineMonths: boolean,
+  ) {}
+  check = () => this.from <= this.to
+  async run(m: Model, w: World) {
+    const options = { from: this.from, to: this.to, groupBy: this.combine ? [] : ['category'], combineMonths: this.combineMonths }
+    expect(w.rollup.readAcrossQuery(w.admin, options).compile(w.admin).sql, `${this}: reads the fleet level`).toContain('"conf_fleet"')
+    const rows = await w.rollup.readAcross(w.rollupReader, options)
+    const got = rows.map((r) => ({ ...r, total: Number(r.total), count: Number(r.count) }))
+    expect(got, String(this)).toEqual(expectedFleetRows(m, this.from, this.to, this.combine, this.combineMonths))
+  }
+  toString() {
+    return `rollup.readAcross(${this.from}..${this.to}${this.combine ? ', groupBy []' : ''}${this.combineMonths ? ', combineMonths' : ''}) (fleet level)`
+  }
+}
+
+/** Under rls: the fleet table, as the runtime role with a tenant set (or none), shows no row: fleet-wide admin data. */
+export class RawFleetRead implements Cmd {
+  readonly kind = 'rawFleetRead'
+  constructor(readonly tenant: string | undefined) {}
+  check = () => true
+  async run(_m: Model, w: World) {
+    expect(await w.rawAs!(this.tenant, 'select * from conf_fleet'), String(this)).toEqual([])
+  }
+  toString() {
+    return `raw SQL as the runtime role, ${this.tenant === undefined ? 'no tenant set' : `tenant ${show(this.tenant)} set`}: select * from conf_fleet`
+  }
+}
+
 /** The rollup's commands by kind. */
 export const rollupCommands: Record<string, () => fc.Arbitrary<Cmd>> = {
   sourceInsert: () =>
@@ -136,6 +176,11 @@ export const rollupCommands: Record<string, () => fc.Arbitrary<Cmd>> = {
     fc
       .tuple(tenantArb, fc.constantFrom(...MONTHS), fc.constantFrom(...MONTHS), fc.boolean(), fc.boolean())
       .map(([t, f, to, fresh, c]) => new RollupRead(t, f, to, fresh, c)),
+  fleetRead: () =>
+    fc
+      .tuple(fc.constantFrom(...MONTHS), fc.constantFrom(...MONTHS), fc.boolean(), fc.boolean())
+      .map(([f, to, c, cm]) => new FleetRead(f, to, c, cm)),
+  rawFleetRead: () => fc.option(tenantArb, { freq: 4, nil: undefined }).map((t) => new RawFleetRead(t)),
 }
 
 /** The source table and the rollup over it (Asia/Kolkata months, by category), created by the owner. */

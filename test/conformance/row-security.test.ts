@@ -9,7 +9,8 @@ import { openRowSecure } from './worlds.js'
 /**
  * Conformance, mode (d) the DML-only runtime role on a store and a rollup with `isolation: 'rls'`
  * (created by the owner's migrations that grant the role its rights): every command as the role,
- * and raw SQL as the role that must see exactly the tenant it set (none without). On PGlite the
+ * and raw SQL as the role that must see exactly the tenant it set (none without) and no row of the
+ * rollup's fleet level (fleet-wide admin data, read through `readAcross`). On PGlite the
  * role is taken with SET ROLE on the one session.
  */
 const t = useTestDatabase()
@@ -19,7 +20,16 @@ const server = Boolean(t.target.url)
 modeSuite(
   {
     name: 'rls',
-    commands: [...READS, ...WRITES, ...ROLLUP, 'rawRoleRead', 'foreignDirtyAppend', 'poisonedWrite', ...(server ? ['killedWrite'] : [])],
+    commands: [
+      ...READS,
+      ...WRITES,
+      ...ROLLUP,
+      'rawRoleRead',
+      'rawFleetRead',
+      'foreignDirtyAppend',
+      'poisonedWrite',
+      ...(server ? ['killedWrite'] : []),
+    ],
     writes: WRITES,
     runs: server ? 10 : 6,
     ...(server ? {} : { leftOut: { kinds: ['killedWrite'], reason: 'PGlite has one connection: nothing can kill its backend' } }),
