@@ -274,10 +274,13 @@ export class DatabaseError extends PgScaleError {
 export class EmbeddingSpaceError extends PgScaleError {
   /** Chunks still to embed before a switch may happen (0 when that is not the reason). */
   readonly pending: number
+  /** The switch was refused because the tenant's own index in the new space is not tuned (`migrateTenant` tunes it). */
+  readonly untuned: boolean
 
-  constructor(message: string, options?: { cause?: unknown; pending?: number }) {
+  constructor(message: string, options?: { cause?: unknown; pending?: number; untuned?: boolean }) {
     super('EMBEDDING_SPACE', message, options)
     this.pending = options?.pending ?? 0
+    this.untuned = options?.untuned === true
   }
 }
 

@@ -62,6 +62,7 @@ import {
 } from './tenant/index.js'
 import {
   applyTenantTiers,
+  tuneOneTenant,
   type MeasureRecallOptions,
   type MeasureRecallResult,
   measureStoreRecall,
@@ -465,6 +466,8 @@ export class PgVectorStore {
       replicas: this.#replicas?.set,
       journal: this.#journal,
       open: (handle, config) => PgVectorStore.open(handle, config),
+      // A space's store is a PgVectorStore too: its own tuner, as its optimize() runs it, for one tenant.
+      tune: (space, tenantId, options) => tuneOneTenant(space.#internals(), tenantId, options).finally(() => space.#indexed.invalidate()),
     })
     return this.#spaces
   }
@@ -519,11 +522,14 @@ export class PgVectorStore {
    * statement; resumable (the target is the checkpoint: a crash or an abort loses nothing embedded);
    * rate-limited with `maxChunksPerSecond`; chunks written meanwhile are found and embedded by the
    * next pass, deletions and metadata changes brought over. Ends with the tenant's own index in the
-   * space when it is large, the state `ready`, and — with `switch: true` — the switch.
+   * space when it is large, tuned there with `optimize`'s tuner at its recall target (`tune`; the
+   * result's `tuning`), the state `ready`, and — with `switch: true` — the switch.
    *
    * ### Examples
    * ```ts
    * await store.migrateTenant('acme', { to: 'small_256', embed: (texts) => model.embed(texts), maxChunksPerSecond: 2000 })
+   * const { tuning } = await store.migrateTenant('acme', { to: 'small_256', embed, tune: { targetRecall: 0.99 } })
+   * tuning?.tuning?.efSearch // the ef_search its searches there will use; tuning?.tuning?.recallBound: the stated bound
    * ```
    */
   migrateTenant(tenantId: string, options: MigrateTenantOptions): Promise<MigrateTenantResult> {
@@ -547,7 +553,8 @@ export class PgVectorStore {
 
   /**
    * Where a tenant's migration stands: its active space, target, state, chunks embedded and
-   * pending, the backfill's rate and an estimate of the seconds left.
+   * pending, the backfill's rate and an estimate of the seconds left, and its tuning in the target
+   * (`tuning`: its index there, the `ef_search` / exact path and stated recall bound, `untuned`).
    *
    * ### Examples
    * ```ts
@@ -559,12 +566,14 @@ export class PgVectorStore {
   }
 
   /**
-   * Switches the tenant to the space its migration filled, in one transaction: the tenant's state
-   * row locked (writes in flight finish first, new ones wait for the switch), deletions and metadata
-   * brought over, chunks written since the backfill's last pass embedded (with `embed`, at most
+   * Switches the tenant to the space its migration filled, in one transaction: with `embed`, the
+   * chunks written since the backfill's last pass embedded first without the lock; then the
+   * tenant's state row locked (writes in flight finish first, new ones wait for the switch),
+   * deletions and metadata brought over, the chunks written during that pass embedded (at most
    * `maxEmbedUnderLock`), and — only if every chunk then has the new space's vector of its current
    * text — the flip; otherwise an {@link EmbeddingSpaceError} with `pending` (run `migrateTenant`
-   * again). The old space is kept, frozen, for {@link rollbackTenant}.
+   * again). A tenant whose own index in the new space is not tuned is refused (`untuned`) unless
+   * `allowUntuned`. The old space is kept, frozen, for {@link rollbackTenant}.
    *
    * ### Examples
    * ```ts

@@ -10,6 +10,7 @@ import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import type { SpaceTables } from './space-config.js'
 import { SPACE_MAINTENANCE_SETTING } from './space-catalog.js'
 import { spaceDiff, type SpaceDiff } from './space-diff.js'
+import type { MigrateTune, SpaceTenantTuning } from './space-tuning.js'
 
 /** The app's embedding function for a space: one vector per text, in order. */
 export type EmbedTexts = (texts: string[]) => Promise<ArrayLike<number>[]>
@@ -32,6 +33,15 @@ export interface MigrateTenantOptions {
   buildIndex?: boolean
   /** The size above which the tenant gets its own index in the space. Default 5,000 (`DEFAULT_OWN_INDEX_ABOVE`). */
   ownIndexAbove?: number
+  /**
+   * Tune the tenant's index in the space before the switch, with the tuner of
+   * `optimize({ targetRecall })`, on the query model's queries (it has sent none in the new model
+   * yet): at its recall target in the space it searches (its tuning there), else 0.98; or at
+   * `{ targetRecall }`, with `{ tuning }` as `optimize`'s. Only a tenant with its own index there
+   * has anything to tune. Re-tuned by a later call when its chunks changed by more than 20%.
+   * With `false`, `switch: true` switches it untuned. Default true.
+   */
+  tune?: MigrateTune
   /** Switch the tenant once the backfill caught up (retried when writes arrived meanwhile). Default false. */
   switch?: boolean
 }
@@ -48,6 +58,12 @@ export interface MigrateTenantResult {
   metadataSynced: number
   /** Whether the tenant's own index was built in the target. */
   indexBuilt: boolean
+  /**
+   * Its tuning in the target after this call: `tuning.efSearch` / `exact`, `targetRecall` and the
+   * stated bound (`tuning.recallBound`); `tunedNow` when this call tuned it; `indexed: false`
+   * (nothing to tune) below `ownIndexAbove`. Null with `tune: false`.
+   */
+  tuning: (SpaceTenantTuning & { tunedNow: boolean }) | null
   /** Whether the tenant was switched (with `switch: true`). */
   switched: boolean
 }
@@ -62,6 +78,8 @@ interface BackfillContext {
   space: string
   options: MigrateTenantOptions
   createTenantIndex: (options: IndexBuildOptions) => Promise<IndexBuildResult>
+  /** Tunes the tenant's index in the target (at its size there), absent with `tune: false`. */
+  tune?: () => Promise<SpaceTenantTuning & { tunedNow: boolean }>
 }
 
 /** A chunk the target lacks with its current text (`SpaceDiff.pending`). */
@@ -96,7 +114,15 @@ export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantRe
   const to = ctx.to.config
   const diff = spaceDiff(ctx.from, to)
   const run = <R>(text: string, params: unknown[]) => db.executeQuery<R>(CompiledQuery.raw(text, [tenantId, ...params]))
-  const result: MigrateTenantResult = { embedded: 0, batches: 0, deleted: 0, metadataSynced: 0, indexBuilt: false, switched: false }
+  const result: MigrateTenantResult = {
+    embedded: 0,
+    batches: 0,
+    deleted: 0,
+    metadataSynced: 0,
+    indexBuilt: false,
+    tuning: null,
+    switched: false,
+  }
   const started = Date.now()
   const target = { config: to, space: ctx.space, tables: ctx.tables, diff }
   // The write in flight (the batch before the one being read and embedded).
@@ -147,6 +173,8 @@ export async function runBackfill(ctx: BackfillContext): Promise<MigrateTenantRe
     await ctx.createTenantIndex({})
     result.indexBuilt = true
   }
+  // Before the state says ready: a tuning that fails leaves the migration backfilling, and the next call tunes it.
+  if (ctx.tune) result.tuning = await ctx.tune()
   await run(`update ${ctx.tables.tenants} set state = 'ready', updated_at = now() where tenant_id = $1 and state = 'backfilling'`, [])
   return result
 }
@@ -164,7 +192,7 @@ async function embedRows(rows: readonly PendingRow[], embed: EmbedTexts): Promis
 }
 
 /** Where a batch goes: the space's store, its name, the bookkeeping and the diff statements. */
-interface BatchTarget {
+export interface BatchTarget {
   config: ResolvedStoreConfig
   space: string
   tables: SpaceTables
@@ -255,4 +283,23 @@ export async function embedAndWrite(
     rows.map((r) => JSON.stringify(r.metadata)),
     literals.join(';'),
   ])
+}
+
+/**
+ * The switch's last pass before its lock: the chunks written since the backfill's last pass, when
+ * there are 1..`limit` of them, embedded and written as a batch of the backfill while the tenant's
+ * writes go on — so the switch embeds under its lock only what arrives during this pass. Resolves
+ * to how many it wrote (0: none pending, or more than `limit`: the switch then refuses them).
+ */
+export async function lastUnlockedPass(
+  db: Database,
+  target: BatchTarget,
+  tenantId: string,
+  embed: EmbedTexts,
+  limit: number,
+): Promise<number> {
+  const { rows } = await db.executeQuery<PendingRow>(CompiledQuery.raw(target.diff.pending, [tenantId, limit + 1]))
+  if (rows.length === 0 || rows.length > limit) return 0
+  await writeBatch(db, target, tenantId, rows, await embedRows(rows, embed))
+  return rows.length
 }

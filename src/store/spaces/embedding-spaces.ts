@@ -8,7 +8,8 @@ import type { PgVectorStoreConfig, ResolvedStoreConfig } from '../config/index.j
 import { assertId } from '../ingest/index.js'
 import { dropStore, grantStore } from '../schema/index.js'
 import type { TenantStore } from '../tenant/index.js'
-import type { IndexBuildOptions, IndexBuildResult } from '../schema/index.js'
+import type { IndexBuildOptions, IndexBuildResult, TenantTuning } from '../schema/index.js'
+import type { TuneOneTenantOptions } from '../tuning/index.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { listSpaces, spaceCatalogDdl, spaceCatalogGrants, spaceGuardTrigger, SPACE_MAINTENANCE_SETTING } from './space-catalog.js'
 import {
@@ -21,8 +22,10 @@ import {
   type EmbeddingSpaceConfig,
 } from './space-config.js'
 import { spaceDiff } from './space-diff.js'
+import { spaceTenantTuning, tuneInSpace, tuneOption, type SpaceTenantTuning, type SpaceTuner } from './space-tuning.js'
 import {
   embedAndWrite,
+  lastUnlockedPass,
   runBackfill,
   type EmbedTexts,
   type MigrateTenantOptions,
@@ -60,6 +63,12 @@ export interface MigrationStatus extends TenantSpaceState {
   /** The backfill's rate since it started, and the seconds left at that rate (null before any batch). */
   chunksPerSecond: number | null
   etaSeconds: number | null
+  /**
+   * The tenant's tuning in its target (in its active space when it migrates nowhere): its own index
+   * there, `tuning.efSearch` / `exact` / `targetRecall` / `recallBound` (the stated bound), and
+   * `untuned` — an index without a tuning that holds, which `switchTenant` refuses.
+   */
+  tuning: SpaceTenantTuning
 }
 
 /** Options of {@link PgVectorStore.switchTenant}. */
@@ -72,6 +81,13 @@ export interface SwitchTenantOptions {
   embed?: EmbedTexts
   /** The most chunks embedded inside the switch's lock, 0..10,000. Default 256. */
   maxEmbedUnderLock?: number
+  /**
+   * Switch a tenant whose own index in the new space has no tuning that holds for its size
+   * (`migrationStatus().tuning.untuned`; `migrateTenant` tunes it unless `tune: false`): its
+   * searches there then run at the store's default `ef_search`, with no stated recall. Default
+   * false: such a switch is refused (`EmbeddingSpaceError`, `untuned`).
+   */
+  allowUntuned?: boolean
 }
 
 /** What the spaces module needs of a space's store (a `PgVectorStore`). */
@@ -79,6 +95,8 @@ export interface SpaceStore {
   readonly config: ResolvedStoreConfig
   forTenant(tenantId: string): TenantStore
   createTenantIndex(tenantId: string, options?: IndexBuildOptions): Promise<IndexBuildResult>
+  /** The space's tuning table (`optimize`'s choices per tenant). */
+  tenantTuning(): Promise<TenantTuning[]>
   close(): Promise<void>
 }
 
@@ -94,6 +112,8 @@ export interface SpacesHost<S extends SpaceStore = SpaceStore> {
   replicas: ReplicaSet | undefined
   journal: WriteJournal
   open: (handle: Database, config: PgVectorStoreConfig) => Promise<S>
+  /** Tunes one tenant of a space's store, as `optimize({ targetRecall })` tunes each (`tuneOneTenant`). */
+  tune: (store: S, tenantId: string, options: TuneOneTenantOptions) => Promise<unknown>
 }
 
 /** How many times `migrateTenant({ switch: true })` tries to switch while writes keep coming in. */
@@ -271,6 +291,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     const to = assertSpaceName(options.to)
     if (typeof options.embed !== 'function')
       throw new InvalidArgumentError('migrateTenant: embed must be a function (texts) => Promise<number[][]>')
+    const tune = tuneOption(options.tune)
     const target = await this.store(to)
     const { db, config } = this.#host
     const tables = spaceTables(config)
@@ -307,6 +328,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
         space: to,
         options,
         createTenantIndex: (o) => target.createTenantIndex(tenantId, o),
+        tune: tune && (() => tuneInSpace(this.#tuner(to, target), from, tenantId, tune)),
       })
     let result = await backfill()
     await this.#host.journal.committed([tenantId], db)
@@ -315,7 +337,11 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     // switch happens once a pass leaves nothing (checked under the switch's lock).
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.switchTenant(tenantId, to, { embed: options.embed, maxEmbedUnderLock: options.batchSize ?? 256 })
+        await this.switchTenant(tenantId, to, {
+          embed: options.embed,
+          maxEmbedUnderLock: options.batchSize ?? 256,
+          allowUntuned: tune === undefined,
+        })
         return { ...result, switched: true }
       } catch (err) {
         if (!(err instanceof EmbeddingSpaceError) || err.pending === 0 || attempt >= MAX_SWITCH_ATTEMPTS) throw err
@@ -326,7 +352,20 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
         embedded: result.embedded + more.embedded,
         batches: result.batches + more.batches,
         deleted: result.deleted + more.deleted,
+        indexBuilt: result.indexBuilt || more.indexBuilt,
+        tuning: more.tuning && { ...more.tuning, tunedNow: more.tuning.tunedNow || result.tuning?.tunedNow === true },
       }
+    }
+  }
+
+  /** A space's store as the tuning of one tenant sees it. */
+  #tuner(space: string, store: S): SpaceTuner & { space: string } {
+    return {
+      space,
+      config: store.config,
+      db: this.#host.db,
+      tenantTuning: () => store.tenantTuning(),
+      tune: (tenantId, options) => this.#host.tune(store, tenantId, options),
     }
   }
 
@@ -356,6 +395,8 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     const seconds = row?.started_at ? (row.updated_at.getTime() - row.started_at.getTime()) / 1000 : 0
     const rate = since > 0 && seconds > 0 ? since / seconds : null
     const pending = total - embedded
+    const space = state.target ?? state.active
+    const tuning = await spaceTenantTuning(this.#tuner(space, await this.store(space)), space, tenantId)
     return {
       ...state,
       total,
@@ -367,6 +408,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
       updatedAt: row?.updated_at ?? new Date(0),
       chunksPerSecond: rate,
       etaSeconds: rate ? pending / rate : null,
+      tuning,
     }
   }
 
@@ -378,16 +420,49 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
       throw new InvalidArgumentError('switchTenant: embed must be a function')
     const limit = assertIntegerIn(options.maxEmbedUnderLock ?? 256, 0, 10_000, 'switchTenant: maxEmbedUnderLock')
     const catchUp = options.embed ? { embed: options.embed, limit } : undefined
-    const state = await this.#flip(tenantId, catchUp, (row) => {
-      const target = to ?? row?.target
-      if (!row || !row.target || row.target !== target) {
+    const row = await this.#stateRow(tenantId)
+    const target = to ?? row?.target
+    // Before the lock (checked again under it): what the switch needs, and the chunks written since
+    // the last backfill pass embedded while writes go on — the lock then waits only for those
+    // written during this pass.
+    if (row?.target && row.target === target) await this.#beforeSwitch(tenantId, row.active, row.target, options, catchUp)
+    return this.#flip(tenantId, catchUp, (locked) => {
+      if (!locked || !locked.target || locked.target !== target) {
         throw new EmbeddingSpaceError(
           `tenant ${tenantId} is not migrating${target ? ` to "${target}"` : ''}: store.migrateTenant(${JSON.stringify(tenantId)}, { to, embed }) first`,
         )
       }
-      return { to: row.target, state: 'switched' }
+      return { to: locked.target, state: 'switched' }
     })
-    return state
+  }
+
+  /**
+   * The switch's work before its lock: a tenant with its own index in `to` and no tuning there that
+   * holds is refused (unless `allowUntuned`); with `embed`, the last unlocked pass.
+   */
+  async #beforeSwitch(
+    tenantId: string,
+    active: string,
+    to: string,
+    options: SwitchTenantOptions,
+    catchUp: { embed: EmbedTexts; limit: number } | undefined,
+  ): Promise<void> {
+    const [from, into] = await Promise.all([this.store(active), this.store(to)])
+    const diff = spaceDiff(from.config, into.config)
+    const batch = { config: into.config, space: to, tables: spaceTables(this.#host.config), diff }
+    // Side by side, a round trip each when there is nothing to embed and no index (a switch's time is mostly round trips).
+    const [, tuning] = await Promise.all([
+      catchUp && catchUp.limit > 0 ? lastUnlockedPass(this.#host.db, batch, tenantId, catchUp.embed, catchUp.limit) : 0,
+      options.allowUntuned ? undefined : spaceTenantTuning(this.#tuner(to, into), to, tenantId),
+    ])
+    if (tuning?.untuned) {
+      throw new EmbeddingSpaceError(
+        `tenant ${tenantId} has its own index in "${to}" and no tuning there for its ${tuning.chunks} chunks` +
+          `${tuning.tuning ? ` (tuned at ${tuning.tuning.rowsAtTuning})` : ''}: its searches would run untuned — ` +
+          `run store.migrateTenant(${JSON.stringify(tenantId)}, { to: '${to}', embed }) again (it tunes), or switch with { allowUntuned: true }`,
+        { untuned: true },
+      )
+    }
   }
 
   /** Flips the tenant back to the space it searched before: see {@link PgVectorStore.rollbackTenant}. */

@@ -308,9 +308,7 @@ async function tuneIndexedTenants(
 ): Promise<OptimizeResult['tuning']> {
   const target = options.targetRecall === undefined ? DEFAULT_TARGET_RECALL : options.targetRecall
   if (target === null) return { targetRecall: null, tenants: [], unchanged: [] }
-  if (typeof target !== 'number' || !(target > 0 && target <= 1)) {
-    throw new InvalidArgumentError(`targetRecall must be a number in (0, 1], or null to skip tuning; got ${String(target)}`)
-  }
+  assertTargetRecall(target)
   const params = tuningParameters(options.tuning ?? {})
   const rowsOf = new Map(sizes.map((s) => [s.tenantId, s.rows]))
   const tenants: TenantTuningReport[] = []
@@ -337,6 +335,52 @@ async function tuneIndexedTenants(
     tenants.push(await tuneTenant(deps, handle, rows, target, params, options.indexBuild ?? {}, given.get(tenantId), isFlagged))
   }
   return { targetRecall: target, tenants, unchanged }
+}
+
+/** A recall target: a number in (0, 1]; else an `InvalidArgumentError`. */
+function assertTargetRecall(target: unknown): number {
+  if (typeof target !== 'number' || !(target > 0 && target <= 1)) {
+    throw new InvalidArgumentError(`targetRecall must be a number in (0, 1], or null to skip tuning; got ${String(target)}`)
+  }
+  return target
+}
+
+/** Options of {@link tuneOneTenant}. */
+export interface TuneOneTenantOptions {
+  /** The tie-aware recall@10 to tune to. Default {@link DEFAULT_TARGET_RECALL}. */
+  targetRecall?: number
+  /** How tuning searches (steps, latency bound, rebuilds, sample), as `optimize({ tuning })`. */
+  tuning?: RecallTuningOptions
+  /**
+   * Tune on the query model's queries (points never stored, calibrated to the tenant's own
+   * distances) whatever the store's query sample holds: before traffic, as in a space the tenant
+   * does not search yet. Default false (its recent real queries when it has enough, as `optimize`).
+   */
+  preTraffic?: boolean
+}
+
+/**
+ * Tunes one indexed tenant to `targetRecall` with the tuner of `optimize({ targetRecall })`
+ * ({@link tuneTenant}): the cheapest `ef_search` that meets it, else a rebuild, else the exact
+ * path, saved in the store's tuning table — without the rest of a whole-store `optimize()` (no
+ * sizes of every tenant, no builds, no `ANALYZE`). The embedding spaces' backfill tunes the
+ * tenant's new index with it before the switch.
+ *
+ * ### Examples
+ * ```ts
+ * const report = await tuneOneTenant(store, 'acme', { targetRecall: 0.98, preTraffic: true })
+ * report.efSearch // 64
+ * ```
+ */
+export async function tuneOneTenant(store: TieredStore, tenantId: string, options: TuneOneTenantOptions = {}): Promise<TenantTuningReport> {
+  assertId(tenantId, 'tenant id')
+  const target = assertTargetRecall(options.targetRecall ?? DEFAULT_TARGET_RECALL)
+  const params = tuningParameters(options.tuning ?? {})
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from ${sql.raw(store.config.qualified)} where tenant_id = ${tenantId}`.execute(store.db)
+  const deps = tuningDeps(store, false)
+  const sources = options.preTraffic ? { ...deps, recentQueries: async () => [], recentFiltered: async () => [] } : deps
+  return tuneTenant(sources, store.forTenant(tenantId), rows[0]?.n ?? 0, target, params, {})
 }
 
 /** What tuning needs of the store: its query sample (embeddings, filtered searches), declared fields, and index rebuilds. */
