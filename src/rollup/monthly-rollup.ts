@@ -91,8 +91,10 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
 
   /**
    * Every rollup `track` recorded in this database, rebuilt from its record with its fleet level
-   * (recorded, or for a record written before, the level the catalog marks for its table): how
-   * tools that do not have the app's code (`pgscale drain`, `pgscale doctor`) find them.
+   * (recorded, or for a record written before, the level the catalog marks for its table) and its
+   * table's isolation (row-level security on: `rls`, so a drain as the runtime role runs as
+   * fleet-wide work): how tools that do not have the app's code (`pgscale drain`, `pgscale doctor`)
+   * find them.
    *
    * ### Examples
    * ```ts
@@ -118,6 +120,7 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
       groupBy: Object.fromEntries(record.target.groupBy.map((g) => [g.name, g.type])),
       measures: Object.fromEntries(record.target.measures.map((m) => [m.name, m.type])),
       tenantType: record.target.tenantType,
+      ...(record.target.isolation ? { isolation: record.target.isolation } : {}),
     })
     const fleet = record.fleet ? fleetTable(record.fleet.name, { of: target, groupBy: record.fleet.groupBy }) : undefined
     return new MonthlyRollup({

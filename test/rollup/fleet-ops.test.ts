@@ -182,6 +182,18 @@ describe('migrationSql creates the fleet level (plain SQL run by the owner), and
     })
   })
 
+  it('as the runtime role, pgscale drain from the records (isolation from the catalog, the level from the record) keeps the fleet exact', async () => {
+    await plainWrites('mig_spend', 5)
+    await app.as(async (db) => {
+      const found = (await MonthlyRollup.tracked(db)).find((r) => r.parts.target.name === 'mig_monthly')
+      expect(found?.parts.target.isolation).toBe('rls')
+      expect(found?.parts.fleet?.name).toBe('mig_monthly_fleet')
+      const outcome = await runDrain(db, {}, { once: true, limit: 1000, rollup: 'mig_monthly' }, quiet)
+      expect((outcome.report as { rollups: Record<string, number> }).rollups.mig_monthly).toBeGreaterThan(0)
+      await expectFleetTruth(db, d, 'mig_spend')
+    })
+  })
+
   it("under row-level security the fleet table is fleet-wide admin data: the app's tenant-scoped SQL as the role sees no row of it", async () => {
     const { rows: all } = await sql<{ n: number }>`select count(*)::int as n from mig_monthly_fleet`.execute(t.db)
     expect(all[0]!.n).toBeGreaterThan(0)

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { objectSchema, objectVersionTable } from '../../db/migration/bookkeeping.js'
 import { objectMigrationSql } from '../../db/migration/object-migration-sql.js'
 import { assertMigrationOptions, dirtyKeyNames, type RollupMigrationOptions } from '../config/index.js'
 import { checkRollupOnServer, rollupKey, rollupRecord, tableGrants, trackingCommentStatement, trackingDdl } from '../schema/index.js'
@@ -15,7 +16,8 @@ function schemaOf(quoted: string): string | undefined {
  * table (and the sketch extensions its measures need), with `track` its dirty-key log, trigger
  * function and triggers and the record `MonthlyRollup.tracked` reads, its fleet level when it
  * declares one (the table, its marker and row-level security, filled from the rollup table under
- * a `SHARE` lock, only while empty), and the runtime role's grants. Tracking needs the source's
+ * a `SHARE` lock, only while empty), and the runtime role's grants (with `track`, `SELECT` on the
+ * record's table too: `pgscale drain` as that role finds the rollup). Tracking needs the source's
  * `at` column type, read from `db` (no DDL; the fleet table need not exist yet).
  *
  * ### Examples
@@ -45,6 +47,10 @@ export async function rollupMigrationSql(
     after: [
       ...tableGrants(schemaOf(target.qualified), target.qualified, options.runtimeRole),
       ...(track ? tableGrants(schemaOf(log), log, options.runtimeRole) : []),
+      // The record, readable by the role: `pgscale drain` as the runtime role finds the rollup (as a store's grants do).
+      ...(track && options.runtimeRole
+        ? [`grant select on ${objectVersionTable(objectSchema(rollupKey(parts)))} to "${options.runtimeRole}"`]
+        : []),
       ...(fleet?.grants ?? []),
     ],
   })

@@ -10,6 +10,7 @@ import {
   type RollupMigrationOptions,
 } from '../config/index.js'
 import { assertMayAlter } from '../../db/security/privileges.js'
+import { objectSchema, objectVersionTable } from '../../db/migration/bookkeeping.js'
 import {
   claimDirtyKeys,
   claimDistributedKeys,
@@ -17,6 +18,7 @@ import {
   forgetRollup,
   pendingDirtyRows,
   recordRollup,
+  rollupKey,
   tableGrants,
   trackingCommentStatement,
   trackingDdl,
@@ -64,7 +66,8 @@ export async function untrack(ctx: RollupContext, db: Kysely<any>): Promise<void
 /**
  * `track` as a Kysely migration, for apps that run DDL only at deploy time: `up` tracks (and grants
  * the runtime role `SELECT, INSERT, DELETE` on the dirty-key log: writers of the source insert into
- * it, drainers claim and delete), `down` untracks.
+ * it, drainers claim and delete; and `SELECT` on the schema's record table, so `pgscale drain` as
+ * that role finds the rollup), `down` untracks.
  *
  * ### Examples
  * ```ts
@@ -79,6 +82,11 @@ export function trackingMigration(ctx: RollupContext, options: RollupMigrationOp
       const { schema } = splitQualified(dirtyKeyNames(ctx.parts).log)
       for (const grant of tableGrants(schema, dirtyKeyNames(ctx.parts).log, options.runtimeRole))
         await typedErrors(sql.raw(grant).execute(db))
+      // The record, readable by the role (`pgscale drain` as the runtime role finds the rollup), where `track` keeps one.
+      const records = objectVersionTable(objectSchema(rollupKey(ctx.parts)))
+      const { rows } = await sql<{ present: boolean }>`select to_regclass(${records}) is not null as present`.execute(db)
+      if (options.runtimeRole && rows[0]?.present)
+        await typedErrors(sql.raw(`grant select on ${records} to "${options.runtimeRole}"`).execute(db))
     },
     async down(db: Kysely<any>) {
       await typedErrors(untrack(ctx, db))

@@ -21,6 +21,8 @@ export interface RecordedRollup {
     groupBy: Array<{ name: string; type: string }>
     measures: Array<{ name: string; type: string }>
     tenantType: string
+    /** Not recorded: filled by {@link recordedRollups} from the catalog (row-level security on the table). */
+    isolation?: 'none' | 'rls'
   }
   at: string
   tenant: string
@@ -116,24 +118,41 @@ export async function forgetRollup(trx: Kysely<any>, parts: Pick<RollupParts, 't
 
 /**
  * Every rollup `track` recorded in this database that this role may read (each schema's
- * bookkeeping, and the old `public` table until moved), by key. A record without `fleet` (written
- * before fleet levels were recorded, or by a `track` that ran before the level was declared) gets
- * the level the catalog has for its table (a table commented as its fleet level), if any: a
- * rollup rebuilt from it then keeps that level instead of refusing to write beside it.
+ * bookkeeping, and the old `public` table until moved), by key, with its table's isolation as the
+ * catalog has it (row-level security on: `rls`; not a recorded key, as for stores). A record
+ * without `fleet` (written before fleet levels were recorded, or by a `track` that ran before the
+ * level was declared) gets the level the catalog has for its table (a table commented as its fleet
+ * level), if any: a rollup rebuilt from it then keeps that level instead of refusing to write beside it.
  *
  * ### Examples
  * ```ts
- * for (const r of await recordedRollups(db)) console.log(r.target.name, r.zone, r.fleet?.name)
+ * for (const r of await recordedRollups(db)) console.log(r.target.name, r.target.isolation, r.fleet?.name)
  * ```
  */
 export async function recordedRollups(db: Kysely<any>): Promise<RecordedRollup[]> {
   const records = (await readRecords(db, [KIND])).map((r) => r.config as unknown as RecordedRollup)
-  const bare = records.filter((r) => !r.fleet && typeof r.target?.name === 'string')
-  if (!bare.length) return records
-  const markers = bare.map((r) => {
-    const { schema, name } = assertQualifiedName(r.target.name, 'rollup table name')
-    return `pgscale.fleet:${quoteQualified(schema, name)}`
+  const tables = records.map((r) => {
+    const { schema, name } = assertQualifiedName(r.target?.name, 'rollup table name')
+    return quoteQualified(schema, name)
   })
+  if (!tables.length) return records
+  const { rows: secured } = await sql<{ table: string }>`
+    select t as table from unnest(${tables}::text[]) t where (select c.relrowsecurity from pg_class c where c.oid = to_regclass(t))`.execute(
+    db,
+  )
+  const rls = new Set(secured.map((r) => r.table))
+  records.forEach((r, i) => (r.target.isolation = rls.has(tables[i]!) ? 'rls' : 'none'))
+  await catalogFleets(
+    db,
+    records.flatMap((r, i) => (r.fleet ? [] : [{ record: r, table: tables[i]! }])),
+  )
+  return records
+}
+
+/** Fills `fleet` of records without one from the table the catalog marks as their rollup table's level, if any. */
+async function catalogFleets(db: Kysely<any>, bare: Array<{ record: RecordedRollup; table: string }>): Promise<void> {
+  if (!bare.length) return
+  const markers = bare.map((b) => `pgscale.fleet:${b.table}`)
   // Each marked table with the columns it has: its kept groups are those of the rollup table's groups.
   const { rows } = await sql<{ marker: string; schema: string; name: string; columns: string[] }>`
     select d.description as marker, n.nspname as schema, c.relname as name,
@@ -141,11 +160,10 @@ export async function recordedRollups(db: Kysely<any>): Promise<RecordedRollup[]
     from pg_description d join pg_class c on c.oid = d.objoid join pg_namespace n on n.oid = c.relnamespace
     where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = any(${markers}::text[])`.execute(db)
   const found = new Map(rows.map((r) => [r.marker, r]))
-  bare.forEach((record, i) => {
+  bare.forEach(({ record }, i) => {
     const level = found.get(markers[i]!)
     if (!level) return
     const groupBy = record.target.groupBy.map((g) => g.name).filter((g) => level.columns.includes(g))
     record.fleet = { name: level.schema === 'public' ? level.name : `${level.schema}.${level.name}`, groupBy }
   })
-  return records
 }
