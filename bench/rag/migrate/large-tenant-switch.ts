@@ -1,0 +1,116 @@
+import { sql } from 'kysely'
+import { PgVectorStore, type Database } from '../../../src/index.js'
+import { generateCorpus, queryVectors } from '../../synthetic/corpus.js'
+import { heartbeat } from '../../report/progress.js'
+import { summarize, type Percentiles } from '../../report/stats.js'
+import { dropBenchTables, sleep } from './bench-tables.js'
+import { hashEmbedding } from './model-migration.js'
+
+/** What `rag-bench migrate --large-tenant` measured. */
+export interface LargeTenantSwitchReport {
+  chunks: number
+  /** The backfill of the one tenant (its index in the new space built and tuned), seconds. */
+  backfillSeconds: number
+  /** The new space's tuning for the tenant, as the backfill left it. */
+  tuning: { efSearch: number | null; exact: boolean } | null
+  /** Each switch to the new space and each rollback, timed alone (ms), while `searchers` clients search. */
+  switches: { count: number; ms: Percentiles }
+  rollbacks: { count: number; ms: Percentiles }
+  /** The re-migration before each switch after the first (a rolled-back tenant migrates again): what it embedded. */
+  reembedded: number
+  /** Searches during the cycles: failed, empty, and answered in a space of the wrong dimension. */
+  searches: { count: number; failed: number; empty: number; wrongSpace: number }
+  method: string
+}
+
+const TABLE = 'rag_migrate_large'
+
+/**
+ * One tenant of `chunks` chunks moved to a new space and switched back and forth `cycles` times
+ * while `searchers` clients search it: the switch and the rollback timed alone, every search checked
+ * (no error, not empty, a vector of the space the tenant searches at that moment's dimension). The
+ * tenant's index is built in both spaces first (the default's by `createTenantIndex`, the new one's
+ * by the backfill, which tunes it), so the searches are the indexed ones a large tenant sends.
+ *
+ * ### Examples
+ * ```ts
+ * const r = await measureLargeTenantSwitch(db, { chunks: 100_000, dim: 384, toDim: 256, searchers: 2, cycles: 10, batch: 512 }, console.error)
+ * ```
+ */
+export async function measureLargeTenantSwitch(
+  db: Database,
+  o: { chunks: number; dim: number; toDim: number; searchers: number; cycles: number; batch: number },
+  log: (line: string) => void,
+): Promise<LargeTenantSwitchReport> {
+  await dropBenchTables(db, TABLE)
+  const stop = heartbeat('rag-bench migrate --large-tenant: running', { enabled: !process.stderr.isTTY })
+  const store = await PgVectorStore.open(db, { table: TABLE, dimensions: o.dim, querySample: false })
+  try {
+    log(`ingest: 1 tenant × ${o.chunks.toLocaleString('en-US')} chunks × ${o.dim}`)
+    const spec = (dim: number) => ({ seed: 'large-switch', dim, tenants: [{ id: 'large', chunks: o.chunks }] })
+    await store.bulkIngest(generateCorpus(spec(o.dim)))
+    log('its own index in the current space')
+    await store.createTenantIndex('large')
+    await sql.raw(`analyze ${TABLE}`).execute(db)
+    await store.addSpace({ name: 'next', dimensions: o.toDim })
+    const embed = async (texts: string[]) => texts.map((t) => hashEmbedding(t, o.toDim))
+    log('backfill into the new space (its index built and tuned)')
+    const b0 = performance.now()
+    const first = await store.migrateTenant('large', { to: 'next', embed, batchSize: o.batch })
+    const backfillSeconds = (performance.now() - b0) / 1000
+    const found = first.tuning?.tuning
+    const tuning = found ? { efSearch: found.efSearch, exact: found.exact } : null
+    const queries = {
+      default: queryVectors(spec(o.dim), 'large', 32),
+      next: queryVectors(spec(o.toDim), 'large', 32),
+    }
+    const searches = { count: 0, failed: 0, empty: 0, wrongSpace: 0 }
+    let running = true
+    const clients = Array.from({ length: o.searchers }, async (_, c) => {
+      for (let i = c; running; i++) {
+        try {
+          const { space, tenant } = await store.activeTenant('large')
+          const vector = queries[space as 'default' | 'next'][i % 32]!
+          const hits = await tenant.search(vector, { k: 10 })
+          searches.count++
+          if (hits.length === 0) searches.empty++
+        } catch (err) {
+          // A query of the other space's dimension refused (typed) is the only tolerated outcome: counted apart.
+          if (err instanceof Error && /dimension/i.test(err.message)) searches.wrongSpace++
+          else searches.failed++
+        }
+      }
+    })
+    const switchMs: number[] = []
+    const rollbackMs: number[] = []
+    let reembedded = 0
+    for (let cycle = 0; cycle < o.cycles; cycle++) {
+      if (cycle > 0) reembedded += (await store.migrateTenant('large', { to: 'next', embed, batchSize: o.batch })).embedded
+      await sleep(200)
+      const s0 = performance.now()
+      await store.switchTenant('large', 'next', { embed })
+      switchMs.push(performance.now() - s0)
+      await sleep(200)
+      const r0 = performance.now()
+      await store.rollbackTenant('large')
+      rollbackMs.push(performance.now() - r0)
+      log(`cycle ${cycle + 1}/${o.cycles}: switch ${switchMs.at(-1)!.toFixed(1)} ms, rollback ${rollbackMs.at(-1)!.toFixed(1)} ms`)
+    }
+    running = false
+    await Promise.all(clients)
+    return {
+      chunks: o.chunks,
+      backfillSeconds,
+      tuning,
+      switches: { count: switchMs.length, ms: summarize(switchMs) },
+      rollbacks: { count: rollbackMs.length, ms: summarize(rollbackMs) },
+      reembedded,
+      searches,
+      method: `one tenant of ${o.chunks} chunks (${o.dim}-d, its own HNSW index) backfilled into a ${o.toDim}-d space by a free hash embed, then ${o.cycles} cycles of switchTenant → 200 ms → rollbackTenant → migrateTenant (a resume) while ${o.searchers} clients search it through activeTenant; each switch and rollback timed alone`,
+    }
+  } finally {
+    stop()
+    await store.close()
+    await dropBenchTables(db, TABLE)
+  }
+}
