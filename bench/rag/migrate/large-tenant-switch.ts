@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { PgVectorStore, type Database } from '../../../src/index.js'
-import { generateCorpus, queryVectors } from '../../synthetic/corpus.js'
+import { generateCorpus, queryVectors, type CorpusSpec } from '../../synthetic/corpus.js'
 import { heartbeat } from '../../report/progress.js'
 import { summarize, type Percentiles } from '../../report/stats.js'
 import { dropBenchTables, sleep } from './bench-tables.js'
@@ -48,12 +48,13 @@ export async function measureLargeTenantSwitch(
   try {
     log(`ingest: 1 tenant × ${o.chunks.toLocaleString('en-US')} chunks × ${o.dim}`)
     const spec = (dim: number) => ({ seed: 'large-switch', dim, tenants: [{ id: 'large', chunks: o.chunks }] })
-    await store.bulkIngest(generateCorpus(spec(o.dim)))
+    const shortened = await ingestLarge(store, spec(o.dim), o.toDim)
     log('its own index in the current space')
     await store.createTenantIndex('large')
     await sql.raw(`analyze ${TABLE}`).execute(db)
     await store.addSpace({ name: 'next', dimensions: o.toDim })
-    const embed = async (texts: string[]) => texts.map((t) => hashEmbedding(t, o.toDim))
+    const embed = async (texts: string[]) =>
+      texts.map((t) => Array.from(shortened.get(t) ?? unitPrefix(hashEmbedding(t, o.toDim), o.toDim)))
     log('backfill into the new space (its index built and tuned)')
     const b0 = performance.now()
     const first = await store.migrateTenant('large', { to: 'next', embed, batchSize: o.batch })
@@ -106,11 +107,39 @@ export async function measureLargeTenantSwitch(
       rollbacks: { count: rollbackMs.length, ms: summarize(rollbackMs) },
       reembedded,
       searches,
-      method: `one tenant of ${o.chunks} chunks (${o.dim}-d, its own HNSW index) backfilled into a ${o.toDim}-d space by a free hash embed, then ${o.cycles} cycles of switchTenant → 200 ms → rollbackTenant → migrateTenant (a resume) while ${o.searchers} clients search it through activeTenant; each switch and rollback timed alone`,
+      method: `one tenant of ${o.chunks} chunks (${o.dim}-d, its own HNSW index) backfilled into a ${o.toDim}-d space by a free embed (each chunk's first ${o.toDim} values, renormalised: a Matryoshka-style shorter model), then ${o.cycles} cycles of switchTenant → 200 ms → rollbackTenant → migrateTenant (a resume) while ${o.searchers} clients search it through activeTenant; each switch and rollback timed alone`,
     }
   } finally {
     stop()
     await store.close()
     await dropBenchTables(db, TABLE)
   }
+}
+
+/** The first `dims` values of `v`, scaled to unit length. */
+function unitPrefix(v: ArrayLike<number>, dims: number): Float32Array {
+  const out = new Float32Array(dims)
+  let sum = 0
+  for (let i = 0; i < dims; i++) sum += (out[i] = v[i] ?? 0) ** 2
+  const norm = Math.sqrt(sum) || 1
+  for (let i = 0; i < dims; i++) out[i]! /= norm
+  return out
+}
+
+/**
+ * Ingests the tenant and keeps, by text, the new model's vector of each chunk: the old one shortened
+ * (Matryoshka) — each chunk's first `toDim` values, renormalised, a space with the corpus's own
+ * structure (a hash of the text would be uniform noise, HNSW's worst case, which no model produces).
+ */
+async function ingestLarge(store: PgVectorStore, spec: CorpusSpec, toDim: number): Promise<Map<string, Float32Array>> {
+  const shortened = new Map<string, Float32Array>()
+  await store.bulkIngest(
+    (function* () {
+      for (const row of generateCorpus(spec)) {
+        shortened.set(row.content, unitPrefix(row.embedding, toDim))
+        yield row
+      }
+    })(),
+  )
+  return shortened
 }
