@@ -4,7 +4,13 @@ import { InvalidArgumentError } from '../../errors.js'
 import { tenantIndexName, type ResolvedStoreConfig } from '../config/index.js'
 import type { TenantTuning } from '../schema/index.js'
 import { quoteQualified } from '../../sql/quote.js'
-import { DEFAULT_TARGET_RECALL, stillTuned, type RecallTuningOptions, type TuneOneTenantOptions } from '../tuning/index.js'
+import {
+  DEFAULT_RETUNE_ABOVE,
+  DEFAULT_TARGET_RECALL,
+  stillTuned,
+  type RecallTuningOptions,
+  type TuneOneTenantOptions,
+} from '../tuning/index.js'
 
 /**
  * `migrateTenant({ tune })`: tune the tenant's index in the new space before the switch (`true`,
@@ -38,9 +44,6 @@ export interface SpaceTuner {
   tune(tenantId: string, options: TuneOneTenantOptions): Promise<unknown>
 }
 
-/** A tuning older than a change of more than this fraction of the tenant's chunks is re-done (`optimize`'s `retuneAbove` default). */
-const RETUNE_ABOVE = 0.2
-
 /** The checked `tune` option: undefined when tuning is off. */
 export function tuneOption(value: MigrateTune | undefined): { targetRecall?: number; tuning?: RecallTuningOptions } | undefined {
   if (value === undefined || value === true) return {}
@@ -69,7 +72,7 @@ export async function spaceTenantTuning(store: SpaceTuner, space: string, tenant
   const indexed = rows[0]?.indexed === true
   if (!indexed) return { space, chunks, indexed, tuning: null, untuned: false }
   const tuning = (await store.tenantTuning()).find((t) => t.tenantId === tenantId) ?? null
-  const holds = tuning !== null && stillTuned(tuning, chunks, tuning.targetRecall, RETUNE_ABOVE)
+  const holds = tuning !== null && stillTuned(tuning, chunks, tuning.targetRecall, DEFAULT_RETUNE_ABOVE)
   return { space, chunks, indexed, tuning, untuned: !holds }
 }
 

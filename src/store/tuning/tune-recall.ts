@@ -18,6 +18,9 @@ import { type FilterTuningReport, tuneFilteredPath } from './filtered/filtered-t
 /** The recall target `optimize()` tunes every indexed tenant to, unless told otherwise. */
 export const DEFAULT_TARGET_RECALL = 0.98
 
+/** A tuned tenant is tuned again when its chunks changed by more than this fraction (`tuning.retuneAbove`'s default). */
+export const DEFAULT_RETUNE_ABOVE = 0.2
+
 /** How `optimize({ targetRecall })` looks for each indexed tenant's cheapest setting. */
 export interface RecallTuningOptions {
   /** `ef_search` values tried, ascending. Default 40, 64, 100, 130, 160, 200, 250, 320, 400, 500, 640, 800, 1000. */
@@ -140,7 +143,7 @@ export function tuningParameters(options: RecallTuningOptions) {
   }
   const sample = options.sample ?? 200
   assertIntegerIn(sample, 10, 10_000, 'tuning sample')
-  const retuneAbove = options.retuneAbove ?? 0.2
+  const retuneAbove = options.retuneAbove ?? DEFAULT_RETUNE_ABOVE
   if (typeof retuneAbove !== 'number' || !(retuneAbove >= 0)) throw new InvalidArgumentError('retuneAbove must be a non-negative number')
   if (options.maxLatencyMs !== undefined && !(typeof options.maxLatencyMs === 'number' && options.maxLatencyMs > 0)) {
     throw new InvalidArgumentError('maxLatencyMs must be a positive number')
