@@ -21,7 +21,7 @@ export interface RecordedRollup {
     groupBy: Array<{ name: string; type: string }>
     measures: Array<{ name: string; type: string }>
     tenantType: string
-    /** Not recorded: filled by {@link recordedRollups} from the catalog (row-level security on the table). */
+    /** Not recorded: filled by `recordedRollups` from the catalog (row-level security on the table). */
     isolation?: 'none' | 'rls'
   }
   at: string
@@ -34,7 +34,7 @@ export interface RecordedRollup {
   /**
    * The fleet level (`fleetTable`) when the rollup declares one: its table as given and the groups
    * it keeps. Absent in records written before fleet levels were recorded (and for rollups without
-   * one): {@link recordedRollups} then finds a level from its table's marker comment.
+   * one): `recordedRollups` then finds a level from its table's marker comment.
    */
   fleet?: { name: string; groupBy: string[] }
 }
