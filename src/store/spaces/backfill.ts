@@ -10,6 +10,7 @@ import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import type { SpaceTables } from './space-config.js'
 import { SPACE_MAINTENANCE_SETTING } from './space-catalog.js'
 import { spaceDiff, type SpaceDiff } from './space-diff.js'
+import type { ChangeLogDiff } from './space-change-log.js'
 import type { MigrateTune, SpaceTenantTuning } from './space-tuning.js'
 
 /** The app's embedding function for a space: one vector per text, in order. */
@@ -267,7 +268,7 @@ async function writeBatch(
  */
 export async function embedAndWrite(
   run: (text: string, params: unknown[]) => Promise<unknown>,
-  diff: SpaceDiff,
+  upsert: SpaceDiff['upsert'],
   to: ResolvedStoreConfig,
   rows: readonly PendingRow[],
   embed: EmbedTexts,
@@ -276,7 +277,7 @@ export async function embedAndWrite(
   const literals = vectors.map((v, i) =>
     toVectorLiteral(assertEmbedding(v, to.dimensions, to.distance, `embed's vector ${i} for "${to.table}"`, to.vectorType)),
   )
-  await run(diff.upsert, [
+  await run(upsert, [
     rows.map((r) => r.document_id),
     rows.map((r) => r.chunk_index),
     rows.map((r) => r.content),
@@ -288,18 +289,28 @@ export async function embedAndWrite(
 /**
  * The switch's last pass before its lock: the chunks written since the backfill's last pass, when
  * there are 1..`limit` of them, embedded and written as a batch of the backfill while the tenant's
- * writes go on — so the switch embeds under its lock only what arrives during this pass. Resolves
- * to how many it wrote (0: none pending, or more than `limit`: the switch then refuses them).
+ * writes go on — so the switch embeds under its lock only what arrives during this pass. With the
+ * change log (`logged`), only logged keys are looked at, and the keys in line afterwards leave the
+ * log (the lock then looks at what is left). Resolves to how many it wrote (0: none pending, or
+ * more than `limit`: the switch then refuses them).
  */
 export async function lastUnlockedPass(
   db: Database,
   target: BatchTarget,
   tenantId: string,
-  embed: EmbedTexts,
+  embed: EmbedTexts | undefined,
   limit: number,
+  logged?: ChangeLogDiff,
 ): Promise<number> {
-  const { rows } = await db.executeQuery<PendingRow>(CompiledQuery.raw(target.diff.pending, [tenantId, limit + 1]))
-  if (rows.length === 0 || rows.length > limit) return 0
-  await writeBatch(db, target, tenantId, rows, await embedRows(rows, embed))
-  return rows.length
+  let written = 0
+  if (embed && limit > 0) {
+    const pending = logged?.pending ?? target.diff.pending
+    const { rows } = await db.executeQuery<PendingRow>(CompiledQuery.raw(pending, [tenantId, limit + 1]))
+    if (rows.length > 0 && rows.length <= limit) {
+      await writeBatch(db, target, tenantId, rows, await embedRows(rows, embed))
+      written = rows.length
+    }
+  }
+  if (logged) await db.executeQuery(CompiledQuery.raw(logged.prune, [tenantId]))
+  return written
 }

@@ -11,7 +11,15 @@ import type { TenantStore } from '../tenant/index.js'
 import type { IndexBuildOptions, IndexBuildResult, TenantTuning } from '../schema/index.js'
 import type { TuneOneTenantOptions } from '../tuning/index.js'
 import { quoteQualified } from '../../sql/quote.js'
-import { listSpaces, spaceCatalogDdl, spaceCatalogGrants, spaceGuardTrigger, SPACE_MAINTENANCE_SETTING } from './space-catalog.js'
+import {
+  hasSpaceChangeLog,
+  listSpaces,
+  spaceCatalogDdl,
+  spaceCatalogGrants,
+  spaceGuardTrigger,
+  SPACE_MAINTENANCE_SETTING,
+} from './space-catalog.js'
+import { changeLogDiff, type ChangeLogDiff } from './space-change-log.js'
 import {
   assertSpaceName,
   DEFAULT_SPACE,
@@ -21,7 +29,7 @@ import {
   type EmbeddingSpace,
   type EmbeddingSpaceConfig,
 } from './space-config.js'
-import { spaceDiff } from './space-diff.js'
+import { spaceDiff, type SpaceDiff } from './space-diff.js'
 import { spaceTenantTuning, tuneInSpace, tuneOption, type SpaceTenantTuning, type SpaceTuner } from './space-tuning.js'
 import {
   embedAndWrite,
@@ -119,6 +127,9 @@ export interface SpacesHost<S extends SpaceStore = SpaceStore> {
 /** How many times `migrateTenant({ switch: true })` tries to switch while writes keep coming in. */
 const MAX_SWITCH_ATTEMPTS = 8
 
+/** What the switch runs under its lock: the whole-tenant diff, or its change-log scoped form, with the upsert of the chunks it embeds. */
+type FlipDiff = Pick<SpaceDiff, 'deleteGone' | 'syncMetadata' | 'pending' | 'countPending' | 'upsert'>
+
 interface StateRow {
   tenant_id: string
   active: string
@@ -151,6 +162,8 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
   readonly #stores = new Map<string, Promise<S>>()
   /** Whether the bookkeeping is known to exist (it is never dropped while the store is open): the tenant's state is then one read. */
   #catalog = false
+  /** Whether the guard is known to log the keys written while a tenant migrates (the change log exists). */
+  #changeLog = false
 
   private constructor(host: SpacesHost<S>) {
     this.#host = host
@@ -296,10 +309,14 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     const { db, config } = this.#host
     const tables = spaceTables(config)
     // Start (or resume) the migration: the state row says where the tenant goes; the chunks
-    // already in the target with their current content are the checkpoint.
-    const { rows } = await db.executeQuery<{ active: string; target: string | null }>(
-      CompiledQuery.raw(
-        `insert into ${tables.tenants} as s (tenant_id, target, state, started_at, updated_at) values ($1, $2, 'backfilling', now(), now())
+    // already in the target with their current content are the checkpoint. The row is locked
+    // first, so writes in flight (which hold it `FOR KEY SHARE` through the guard and did not log
+    // their keys) commit before the backfill's first pass: every write after it is logged.
+    const { rows } = await db.transaction(async (trx) => {
+      await trx.executeQuery(CompiledQuery.raw(`select 1 from ${tables.tenants} where tenant_id = $1 for update`, [tenantId]))
+      return trx.executeQuery<{ active: string; target: string | null }>(
+        CompiledQuery.raw(
+          `insert into ${tables.tenants} as s (tenant_id, target, state, started_at, updated_at) values ($1, $2, 'backfilling', now(), now())
          on conflict (tenant_id) do update set
            target = excluded.target, state = 'backfilling', updated_at = now(),
            started_at = case when s.target = excluded.target then s.started_at else now() end,
@@ -307,9 +324,10 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
            embed_calls = case when s.target = excluded.target then s.embed_calls else 0 end
          where s.active <> excluded.target and (s.target is null or s.target = excluded.target)
          returning active, target`,
-        [tenantId, to],
-      ),
-    )
+          [tenantId, to],
+        ),
+      )
+    })
     if (rows.length === 0) {
       const state = await this.state(tenantId)
       if (state.active === to) throw new EmbeddingSpaceError(`tenant ${tenantId} already searches "${to}"`)
@@ -426,7 +444,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     // the last backfill pass embedded while writes go on — the lock then waits only for those
     // written during this pass.
     if (row?.target && row.target === target) await this.#beforeSwitch(tenantId, row.active, row.target, options, catchUp)
-    return this.#flip(tenantId, catchUp, (locked) => {
+    return this.#flip(tenantId, catchUp, 'logged', (locked) => {
       if (!locked || !locked.target || locked.target !== target) {
         throw new EmbeddingSpaceError(
           `tenant ${tenantId} is not migrating${target ? ` to "${target}"` : ''}: store.migrateTenant(${JSON.stringify(tenantId)}, { to, embed }) first`,
@@ -449,10 +467,11 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
   ): Promise<void> {
     const [from, into] = await Promise.all([this.store(active), this.store(to)])
     const diff = spaceDiff(from.config, into.config)
+    const logged = await this.#changeLogDiff(from.config, into.config)
     const batch = { config: into.config, space: to, tables: spaceTables(this.#host.config), diff }
     // Side by side, a round trip each when there is nothing to embed and no index (a switch's time is mostly round trips).
     const [, tuning] = await Promise.all([
-      catchUp && catchUp.limit > 0 ? lastUnlockedPass(this.#host.db, batch, tenantId, catchUp.embed, catchUp.limit) : 0,
+      lastUnlockedPass(this.#host.db, batch, tenantId, catchUp?.embed, catchUp?.limit ?? 0, logged),
       options.allowUntuned ? undefined : spaceTenantTuning(this.#tuner(to, into), to, tenantId),
     ])
     if (tuning?.untuned) {
@@ -468,7 +487,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
   /** Flips the tenant back to the space it searched before: see {@link PgVectorStore.rollbackTenant}. */
   async rollbackTenant(tenantId: string): Promise<TenantSpaceState> {
     assertId(tenantId, 'tenant id')
-    return this.#flip(tenantId, undefined, (row) => {
+    return this.#flip(tenantId, undefined, 'whole', (row) => {
       if (!row?.previous) throw new EmbeddingSpaceError(`tenant ${tenantId} has no previous space to roll back to`)
       if (row.target) throw new EmbeddingSpaceError(`tenant ${tenantId} is migrating to "${row.target}": cancelMigration first`)
       return { to: row.previous, state: 'rolled_back' }
@@ -479,27 +498,33 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
    * The switch and the rollback: the tenant's state row locked `FOR UPDATE` (writes in flight,
    * which hold it `FOR KEY SHARE` through the guard, finish first; new ones wait), deletions and
    * metadata brought over, then — only if no chunk lacks the new space's vector of its current
-   * text — the flip. Under the lock, in one transaction.
+   * text — the flip. Under the lock, in one transaction. A switch (`scope` 'logged') compares only
+   * the keys the guard logged since the migration began, and empties that log; a rollback (or a
+   * store whose bookkeeping predates the log) compares the tenant's rows whole.
    */
   async #flip(
     tenantId: string,
     catchUp: { embed: EmbedTexts; limit: number } | undefined,
+    scope: 'logged' | 'whole',
     decide: (row: StateRow | undefined) => { to: string; state: TenantSpaceState['state'] },
   ): Promise<TenantSpaceState> {
     const { db, config } = this.#host
     const tables = spaceTables(config)
     const maintenance = scopedHandle(db, { [SPACE_MAINTENANCE_SETTING]: 'on' })
-    // Every space's store opened first: inside the transaction nothing goes to another connection.
+    // Every space's store opened first (and the log looked for): inside the transaction nothing goes to another connection.
     const spaces = await this.list()
     const stores = new Map<string, S>()
     for (const s of spaces) stores.set(s.name, await this.store(s.name))
+    const logging = scope === 'logged' && (await this.#hasChangeLog())
     const result = await maintenance.transaction(async (trx) => {
       const row = await this.#stateRow(tenantId, trx, 'for update')
       const { to, state } = decide(row)
       const from = stores.get(row!.active)?.config
       const into = stores.get(to)?.config
       if (!from || !into) throw new EmbeddingSpaceError(`no embedding space "${from ? to : row!.active}"`)
-      const diff = spaceDiff(from, into)
+      const full = spaceDiff(from, into)
+      const logged = logging ? changeLogDiff(from, into, tables.changes) : undefined
+      const diff: FlipDiff = logged ? { ...logged, upsert: full.upsert } : full
       await trx.executeQuery(CompiledQuery.raw(diff.deleteGone, [tenantId]))
       await trx.executeQuery(CompiledQuery.raw(diff.syncMetadata, [tenantId]))
       const run = (text: string, params: unknown[]) => trx.executeQuery(CompiledQuery.raw(text, [tenantId, ...params]))
@@ -510,7 +535,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
         // The few chunks written since the last pass, embedded under the lock (writes wait meanwhile).
         const { rows: late } = await trx.executeQuery<PendingRow>(CompiledQuery.raw(diff.pending, [tenantId, catchUp.limit + 1]))
         if (late.length <= catchUp.limit) {
-          if (late.length > 0) await embedAndWrite(run, diff, into, late, catchUp.embed)
+          if (late.length > 0) await embedAndWrite(run, diff.upsert, into, late, catchUp.embed)
           caughtUp = true
         }
       }
@@ -532,20 +557,40 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
           [tenantId, to, state],
         ),
       )
+      // The tenant migrates no more: its log is done with (the guard stops logging with the flip).
+      if (logged) await trx.executeQuery(CompiledQuery.raw(logged.clear, [tenantId]))
       return toState(tenantId, flipped[0])
     })
     await this.#host.journal.committed([tenantId], db)
     return result
   }
 
+  /** Whether the guard logs the keys written while a tenant migrates (cached once seen: the log is never dropped while the store is open). */
+  async #hasChangeLog(): Promise<boolean> {
+    if (!this.#changeLog) this.#changeLog = await hasSpaceChangeLog(this.#host.db, this.#host.config)
+    return this.#changeLog
+  }
+
+  /** The change-log statements between two spaces, when the store has the log. */
+  async #changeLogDiff(from: ResolvedStoreConfig, into: ResolvedStoreConfig): Promise<ChangeLogDiff | undefined> {
+    return (await this.#hasChangeLog()) ? changeLogDiff(from, into, spaceTables(this.#host.config).changes) : undefined
+  }
+
   /** Stops a migration under way: see {@link PgVectorStore.cancelMigration}. */
   async cancelMigration(tenantId: string): Promise<TenantSpaceState> {
     assertId(tenantId, 'tenant id')
+    const tables = spaceTables(this.#host.config)
+    // In the same statement, the tenant's change log goes with the migration (a later one starts
+    // from full passes; a write logged after this statement's snapshot is only looked at again).
+    const clearLog = (await this.#hasChangeLog())
+      ? `, cleared as (delete from ${tables.changes} where tenant_id = $1 and exists (select 1 from cancelled))`
+      : ''
     const { rows } = await this.#host.db.executeQuery<StateRow>(
       CompiledQuery.raw(
-        `update ${spaceTables(this.#host.config).tenants} set target = null, state = case when previous is null then 'active' else 'switched' end, updated_at = now()
-         where tenant_id = $1 and target is not null
-         returning tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at`,
+        `with cancelled as (update ${tables.tenants} set target = null, state = case when previous is null then 'active' else 'switched' end, updated_at = now()
+           where tenant_id = $1 and target is not null
+           returning tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at)${clearLog}
+         select * from cancelled`,
         [tenantId],
       ),
     )

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { rowSecurityDdl } from '../../db/security/row-security.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
+import { fitIdentifier } from '../../sql/identifier.js'
 import { DEFAULT_SPACE, spaceTables, type EmbeddingSpace } from './space-config.js'
 
 /** The SQLSTATE the space guard raises: a write to a space the tenant neither searches nor migrates to. */
@@ -46,6 +47,14 @@ export function spaceCatalogDdl(config: ResolvedStoreConfig): string[] {
       updated_at timestamptz not null default now(),
       switched_at timestamptz)`,
     ...(config.isolation === 'rls' ? rowSecurityDdl(t.tenants) : []),
+    // Before the guard that writes it: where this table exists, the guard logs (spaceChangeLog).
+    `create table if not exists ${t.changes} (
+      tenant_id text collate "C" not null,
+      document_id text collate "C" not null,
+      chunk_index integer not null,
+      logged_at timestamptz not null default now())`,
+    `create index if not exists ${fitIdentifier(config.table, 'space_changes_key')} on ${t.changes} (tenant_id, document_id, chunk_index)`,
+    ...(config.isolation === 'rls' ? rowSecurityDdl(t.changes) : []),
     `create or replace function ${t.guard}() returns trigger language plpgsql as $guard$
 declare
   tenant text := case when tg_op = 'DELETE' then old.tenant_id else new.tenant_id end;
@@ -57,6 +66,20 @@ begin
   end if;
   select s.active, s.target into searched, migrating from ${t.tenants} s where s.tenant_id = tenant for key share;
   if coalesce(searched, '${DEFAULT_SPACE}') = tg_argv[0] or migrating = tg_argv[0] then
+    -- While the tenant migrates, every key written (in either space) is logged: the switch looks
+    -- only at these under its lock. An update that moves a row logs both keys.
+    if migrating is not null then
+      if tg_op <> 'DELETE' then
+        insert into ${t.changes} (tenant_id, document_id, chunk_index) values (new.tenant_id, new.document_id, new.chunk_index);
+      end if;
+      if tg_op = 'DELETE' then
+        insert into ${t.changes} (tenant_id, document_id, chunk_index) values (old.tenant_id, old.document_id, old.chunk_index);
+      elsif tg_op = 'UPDATE' then
+        if (old.tenant_id, old.document_id, old.chunk_index) is distinct from (new.tenant_id, new.document_id, new.chunk_index) then
+          insert into ${t.changes} (tenant_id, document_id, chunk_index) values (old.tenant_id, old.document_id, old.chunk_index);
+        end if;
+      end if;
+    end if;
     return case when tg_op = 'DELETE' then old else new end;
   end if;
   raise exception using errcode = '${SPACE_GUARD_SQLSTATE}',
@@ -82,10 +105,23 @@ export function spaceGuardTrigger(config: ResolvedStoreConfig, table: string, sp
   ]
 }
 
-/** The grants a runtime role needs on the spaces bookkeeping (reads, and the guard's row lock). */
+/** The grants a runtime role needs on the spaces bookkeeping (reads, the guard's row lock and its change log). */
 export function spaceCatalogGrants(config: ResolvedStoreConfig, grantee: string): string[] {
   const t = spaceTables(config)
-  return [`grant select on ${t.spaces} to ${grantee}`, `grant select, insert, update, delete on ${t.tenants} to ${grantee}`]
+  return [
+    `grant select on ${t.spaces} to ${grantee}`,
+    `grant select, insert, update, delete on ${t.tenants} to ${grantee}`,
+    `grant select, insert, delete on ${t.changes} to ${grantee}`,
+  ]
+}
+
+/**
+ * Whether the store's guard logs the keys written while a tenant migrates (its change log exists:
+ * bookkeeping created before the log has none, and its switch compares the tenant's rows whole).
+ */
+export async function hasSpaceChangeLog(db: Kysely<any>, config: ResolvedStoreConfig): Promise<boolean> {
+  const { rows } = await sql<{ present: boolean }>`select to_regclass(${spaceTables(config).changes}) is not null as present`.execute(db)
+  return rows[0]?.present === true
 }
 
 /** Whether the store has its spaces bookkeeping (a store that never added a space has none, and no guard). */

@@ -63,6 +63,11 @@ export interface SpaceTables {
   tenants: string
   /** The guard function every space's table calls on writes. */
   guard: string
+  /**
+   * `<table>_space_changes`: the keys (tenant, document, chunk index) written to any space while
+   * their tenant migrates, logged by the guard — what a switch must look at under its lock.
+   */
+  changes: string
 }
 
 /**
@@ -78,6 +83,7 @@ export function spaceTables(config: ResolvedStoreConfig): SpaceTables {
     spaces: quoteQualified(config.schema, fitIdentifier(config.table, 'spaces')),
     tenants: quoteQualified(config.schema, fitIdentifier(config.table, 'tenant_spaces')),
     guard: quoteQualified(config.schema, fitIdentifier(config.table, 'space_guard')),
+    changes: quoteQualified(config.schema, fitIdentifier(config.table, 'space_changes')),
   }
 }
 

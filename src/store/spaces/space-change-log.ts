@@ -1,0 +1,61 @@
+import type { ResolvedStoreConfig } from '../config/index.js'
+
+/**
+ * The switch's statements scoped to the change log: the same comparisons as `SpaceDiff`'s, over
+ * only the keys the guard logged while the tenant migrated (`changes`) — what the switch does
+ * under its lock, so its work grows with the writes since the backfill, not with the tenant. The
+ * rest of the tenant was brought in line by the backfill's full passes, which began after the log
+ * did (a migration's state row is written before its first pass). Every statement filters
+ * `tenant_id = $1` on every table.
+ */
+export interface ChangeLogDiff {
+  /** Logged chunks of `from` whose content `to` lacks, in key order: `$2` how many. */
+  pending: string
+  /** How many logged chunks of `from` `to` lacks. */
+  countPending: string
+  /** Deletes from `to` the logged keys `from` no longer has; returns how many. */
+  deleteGone: string
+  /** Copies metadata from `from` for logged keys of the same content; returns how many. */
+  syncMetadata: string
+  /**
+   * Deletes the log rows whose key is in line now (the same content and metadata in both spaces, or
+   * in neither). Safe beside writers: a write this statement does not see logged a row it does not
+   * see either, so only keys checked in one snapshot go.
+   */
+  prune: string
+  /** Deletes the tenant's log (at the switch, in its transaction; at a migration's start, before its first full pass). */
+  clear: string
+}
+
+/**
+ * The change-log statements between two spaces' tables.
+ *
+ * ### Examples
+ * ```ts
+ * const logged = changeLogDiff(defaultSpaceConfig, v2Config, spaceTables(defaultSpaceConfig).changes)
+ * await db.executeQuery(CompiledQuery.raw(logged.pending, ['acme', 256]))
+ * ```
+ */
+export function changeLogDiff(from: ResolvedStoreConfig, to: ResolvedStoreConfig, changes: string): ChangeLogDiff {
+  const a = from.qualified
+  const b = to.qualified
+  const keys = `(select distinct c.document_id, c.chunk_index from ${changes} c where c.tenant_id = $1)`
+  const at = (t: string, k: string) => `${t}.tenant_id = $1 and ${t}.document_id = ${k}.document_id and ${t}.chunk_index = ${k}.chunk_index`
+  const lacking = `from ${a} a join ${keys} k on a.document_id = k.document_id and a.chunk_index = k.chunk_index
+      where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${at('b', 'a')} and b.content = a.content)`
+  return {
+    pending: `select a.document_id, a.chunk_index, a.content, a.metadata ${lacking} order by a.document_id, a.chunk_index limit $2`,
+    countPending: `select count(*)::int as n ${lacking}`,
+    deleteGone: `with gone as (delete from ${b} b using ${keys} k where ${at('b', 'k')}
+        and not exists (select 1 from ${a} a where ${at('a', 'b')}) returning 1)
+      select count(*)::int as n from gone`,
+    syncMetadata: `with synced as (update ${b} b set metadata = a.metadata from ${a} a, ${keys} k
+        where ${at('a', 'k')} and ${at('b', 'a')} and b.content = a.content and b.metadata is distinct from a.metadata returning 1)
+      select count(*)::int as n from synced`,
+    prune: `delete from ${changes} c where c.tenant_id = $1 and (
+        exists (select 1 from ${a} a join ${b} b on ${at('b', 'a')}
+          where ${at('a', 'c')} and b.content = a.content and b.metadata = a.metadata)
+        or (not exists (select 1 from ${a} a where ${at('a', 'c')}) and not exists (select 1 from ${b} b where ${at('b', 'c')})))`,
+    clear: `delete from ${changes} where tenant_id = $1`,
+  }
+}
