@@ -132,7 +132,7 @@ export type {
   TopInputOf,
   TopOf,
 } from './rollup/index.js'
-export type { RecordedRollup } from './rollup/index.js'
+export type { RecordedLevel, RecordedRollup } from './rollup/index.js'
 export { approxCountDistinct, approxPercentiles, type DistinctSketchOptions, type PercentileRequest } from './rollup/index.js'
 export type { SourceIndex } from './rollup/index.js'
 export {

@@ -3,7 +3,7 @@ import type { AcrossReport, AcrossView } from './across/across-report.js'
 
 function viewsTable(views: readonly AcrossView[], source: string): string {
   return renderTable(
-    ['aggregate (every tenant)', `${source} p50 ms`, 'rollup p50', 'fleet p50', 'fleet p95', 'rollup ×', 'fleet ×', 'fleet level read'],
+    ['aggregate (every tenant)', `${source} p50 ms`, 'rollup p50', 'level p50', 'level p95', 'rollup ×', 'level ×', 'reads'],
     views.map((q) => [
       q.name,
       q.sourceMs.p50.toFixed(1),
@@ -12,15 +12,15 @@ function viewsTable(views: readonly AcrossView[], source: string): string {
       q.fleetMs.p95.toFixed(2),
       `${q.speedup.toFixed(1)}×`,
       `${q.fleetSpeedup.toFixed(1)}×`,
-      q.readsFleet ? 'yes' : 'no (tenant detail)',
+      q.reads ?? (q.readsFleet ? 'fleet level' : 'rollup table'),
     ]),
   )
 }
 
 /**
  * The `--across` section of rollup-bench's report: each admin view from the source, the rollup table
- * and the fleet level (without and with a covering index on the source), what the fleet level adds
- * to refresh and drain, then the fleet-wide distinct counts' error.
+ * and the level `readAcross` picks (without and with a covering index on the source), what the
+ * levels add to refresh and drain, then the fleet-wide distinct counts' error.
  *
  * ### Examples
  * ```ts
@@ -29,7 +29,7 @@ function viewsTable(views: readonly AcrossView[], source: string): string {
  */
 export function renderAcrossReport(r: AcrossReport): string[] {
   const out = [
-    'Admin views across tenants (--across): the whole fleet from the source vs from the rollup table and its fleet level (readAcross)',
+    'Admin views across tenants (--across): the whole fleet from the source vs from the rollup table and its levels (readAcross)',
     viewsTable(r.queries, 'source'),
   ]
   if (r.covered) out.push(`With ${r.covered.index}:`, viewsTable(r.covered.queries, 'covered source'))
@@ -37,10 +37,14 @@ export function renderAcrossReport(r: AcrossReport): string[] {
     out.push(
       `The fleet level: ${r.fleet.rows.toLocaleString('en-US')} rows, filled from the rollup table in ${r.fleet.fillSeconds.toFixed(2)} s`,
     )
+  if (r.tenantLevel)
+    out.push(
+      `The per-tenant level: ${r.tenantLevel.rows.toLocaleString('en-US')} rows, filled from the rollup table in ${r.tenantLevel.fillSeconds.toFixed(2)} s`,
+    )
   if (r.maintenance.length)
     out.push(
       renderTable(
-        ['write', 'without fleet p50 ms', 'p95', 'with fleet p50 ms', 'p95', 'ratio'],
+        ['write', 'without levels p50 ms', 'p95', 'with levels p50 ms', 'p95', 'ratio'],
         r.maintenance.map((m) => [
           m.what,
           m.plainMs.p50.toFixed(2),

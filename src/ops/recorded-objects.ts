@@ -59,9 +59,11 @@ export function recordRelations(
   if (!match) return undefined
   const [, kind, schema, name] = match as unknown as [string, RecordedKind, string, string]
   const relations = [`${quoted(schema)}.${quoted(name)}`]
-  const { source, fleet } = (config ?? {}) as { source?: unknown; fleet?: { name?: unknown } }
+  const { source, fleet, levels } = (config ?? {}) as { source?: unknown; fleet?: { name?: unknown }; levels?: unknown }
   if (kind === 'rollup' && typeof source === 'string' && source) relations.push(source)
-  if (kind === 'rollup' && typeof fleet?.name === 'string' && fleet.name) relations.push(fleet.name)
+  const recorded = Array.isArray(levels) ? (levels as Array<{ name?: unknown } | null>) : [fleet]
+  for (const level of recorded)
+    if (kind === 'rollup' && typeof level?.name === 'string' && level.name && !relations.includes(level.name)) relations.push(level.name)
   return { kind, schema, name, relations }
 }
 

@@ -6,7 +6,8 @@
  *   schema/   its objects on the server: the table, extensions, source index, distribution,
  *             the dirty-key log, the server's checks
  *   buckets/  refreshing, tracking, draining and reading buckets
- *   fleet/    the optional level without the tenant, kept by the buckets' writes (through their hooks)
+ *   fleet/    the optional coarser levels (without the tenant, or per tenant without groups), kept
+ *             by the buckets' writes (through their hooks)
  * A room imports only the rooms below it, each through its entry file. Outside src/rollup,
  * import from here.
  *

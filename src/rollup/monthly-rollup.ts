@@ -106,7 +106,7 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
   }
 
   /**
-   * A rollup rebuilt from its recorded definition, with its fleet level when the record has one (a
+   * A rollup rebuilt from its recorded definition, with its levels when the record has them (a
    * record the catalog completed, see {@link tracked}). A record that does not declare a valid
    * rollup is an `InvalidArgumentError`.
    *
@@ -122,7 +122,10 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
       tenantType: record.target.tenantType,
       ...(record.target.isolation ? { isolation: record.target.isolation } : {}),
     })
-    const fleet = record.fleet ? fleetTable(record.fleet.name, { of: target, groupBy: record.fleet.groupBy }) : undefined
+    const levels = (record.levels ?? (record.fleet ? [record.fleet] : [])).map((l) =>
+      fleetTable(l.name, { of: target, groupBy: l.groupBy, ...(l.perTenant ? { perTenant: true } : {}) }),
+    )
+    const fleet = levels.length > 1 ? levels : levels[0]
     return new MonthlyRollup({
       source: record.source,
       target,
@@ -353,7 +356,8 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
    * and counts add, min/max, `hll` sketches unite — never add —, `tdigest`s merge; other measures are
    * refused), per tenant with `perTenant`, or the top `n` tenants by a measure (`top`), per month or
    * over the range (`combineMonths`), `fresh` as `read`. Served by the rollup table's month index,
-   * or by the fleet level (`fleet`) when the view needs no tenant detail. An admin read: never the
+   * or by a declared level (`fleet`): the level without the tenant when the view needs no tenant
+   * detail, a per-tenant level when it keeps no group that level drops. An admin read: never the
    * tenant-scoped path; under row-level security it runs as fleet-wide work. Through a `ReplicaSet`
    * it reads a replica that has replayed every write of this rollup made in this process (else the
    * primary; `fresh` reads the primary).

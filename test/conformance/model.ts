@@ -208,6 +208,30 @@ export function expectedFleetRows(
   return [...sums.keys()].sort().map((id) => sums.get(id)!)
 }
 
+/**
+ * A per-tenant read's expected rows (`readAcross({ perTenant: true, groupBy: [] })` through the
+ * per-tenant level): each tenant's buckets as last refreshed, summed over categories per month (or
+ * over the range, `combineMonths`), in JavaScript order of month and tenant (the caller sorts the
+ * rows it got the same way: the server's collation orders tenant ids its own way).
+ */
+export function expectedTenantLevelRows(m: Model, from: string, to: string, combineMonths: boolean): Array<Record<string, unknown>> {
+  const months = new Set(monthsBetween(from, to))
+  const sums = new Map<string, { month: string; tenant_id: string; total: number; count: number }>()
+  for (const [key, bucket] of m.materialized) {
+    const [tenant, month] = key.split('|') as [string, string]
+    if (!months.has(month) || bucket.size === 0) continue
+    const row = { month: combineMonths ? `${from}..${to}` : month, tenant_id: tenant }
+    const id = JSON.stringify([row.month, tenant])
+    const sum = sums.get(id) ?? { ...row, total: 0, count: 0 }
+    for (const g of bucket.values()) {
+      sum.total += g.total
+      sum.count += g.count
+    }
+    sums.set(id, sum)
+  }
+  return [...sums.keys()].sort().map((id) => sums.get(id)!)
+}
+
 /** The rollup table after a bucket's refresh: its truth now (an empty bucket holds no rows). */
 export function materialize(m: Model, key: string): void {
   const [tenant, month] = key.split('|') as [string, string]

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { expect } from 'vitest'
-import { expectedFleetRows, expectedRollupRows, localMonth, materialize, type Model } from './model.js'
+import { expectedFleetRows, expectedRollupRows, expectedTenantLevelRows, localMonth, materialize, type Model } from './model.js'
 import { tenantArb, type Cmd, type World } from './writes.js'
 
 /**
@@ -150,6 +150,34 @@ export class FleetRead implements Cmd {
   }
 }
 
+/**
+ * A read of the per-tenant level: `readAcross({ perTenant: true, groupBy: [] })` (per month, or
+ * over the range), which the rollup answers from `conf_by_tenant` — through the mode's reader.
+ */
+export class TenantLevelRead implements Cmd {
+  readonly kind = 'tenantLevelRead'
+  constructor(
+    readonly from: string,
+    readonly to: string,
+    readonly combineMonths: boolean,
+  ) {}
+  check = () => this.from <= this.to
+  async run(m: Model, w: World) {
+    const options = { from: this.from, to: this.to, groupBy: [], perTenant: true, combineMonths: this.combineMonths }
+    expect(w.rollup.readAcrossQuery(w.admin, options).compile(w.admin).sql, `${this}: reads the per-tenant level`).toContain(
+      '"conf_by_tenant"',
+    )
+    const rows = await w.rollup.readAcross(w.rollupReader, options)
+    const got = rows
+      .map((r) => ({ month: r.month, tenant_id: String(r.tenant_id), total: Number(r.total), count: Number(r.count) }))
+      .sort((a, b) => (JSON.stringify([a.month, a.tenant_id]) < JSON.stringify([b.month, b.tenant_id]) ? -1 : 1))
+    expect(got, String(this)).toEqual(expectedTenantLevelRows(m, this.from, this.to, this.combineMonths))
+  }
+  toString() {
+    return `rollup.readAcross(${this.from}..${this.to}, perTenant, groupBy []${this.combineMonths ? ', combineMonths' : ''}) (per-tenant level)`
+  }
+}
+
 /** Under rls: the fleet table, as the runtime role with a tenant set (or none), shows no row: fleet-wide admin data. */
 export class RawFleetRead implements Cmd {
   readonly kind = 'rawFleetRead'
@@ -180,6 +208,8 @@ export const rollupCommands: Record<string, () => fc.Arbitrary<Cmd>> = {
     fc
       .tuple(fc.constantFrom(...MONTHS), fc.constantFrom(...MONTHS), fc.boolean(), fc.boolean())
       .map(([f, to, c, cm]) => new FleetRead(f, to, c, cm)),
+  tenantLevelRead: () =>
+    fc.tuple(fc.constantFrom(...MONTHS), fc.constantFrom(...MONTHS), fc.boolean()).map(([f, to, cm]) => new TenantLevelRead(f, to, cm)),
   rawFleetRead: () => fc.option(tenantArb, { freq: 4, nil: undefined }).map((t) => new RawFleetRead(t)),
 }
 

@@ -32,7 +32,7 @@ const ZONES = ['UTC', 'America/Mexico_City', 'Europe/Madrid', 'America/New_York'
 const TENANT_TYPES = ['text', 'bigint', 'uuid'] as const
 const AT_TYPES = ['timestamptz', 'timestamp', 'date'] as const
 const MONTHS = 16 // 2024-09 .. 2025-12
-const stats = { seeds: 0, comparisons: 0, rows: 0, failedSeeds: 0 }
+const stats = { seeds: 0, comparisons: 0, rows: 0, failedSeeds: 0, tenantLevels: 0 }
 
 /** mulberry32: a small seeded PRNG, the same numbers on every machine. */
 function prng(seed: number) {
@@ -66,6 +66,8 @@ interface Shape {
    */
   fleet: 'none' | 'delta' | 'recompute'
   fleetGroups: string[]
+  /** A per-tenant level (`perTenant: true`, table `by_tenant`) keeping a strict subset of the groups, or none (always none without groups). */
+  tenantGroups: string[] | null
 }
 
 function tenantsOf(type: Shape['tenantType'], r: Rng): string[] {
@@ -92,7 +94,16 @@ function drawShape(seed: number): Shape {
     empty: tenants[4]!,
     mode: (['drain', 'rebuild', 'drain', 'refreshAt'] as const)[seed % 4]!,
     ...fleetOf(seed, seed % 3),
+    tenantGroups: tenantLevelOf(seed, seed % 3),
   }
+}
+
+/** The per-tenant level of a seed with groups: two in three, its groups a random strict subset. */
+function tenantLevelOf(seed: number, groups: number): string[] | null {
+  const r = prng(seed * 31337 + 11)
+  if (groups === 0 || !r.chance(2 / 3)) return null
+  const kept = ['g1', 'g2'].slice(0, groups).filter(() => r.chance(0.5))
+  return kept.length === groups ? kept.slice(1) : kept
 }
 
 /** The fleet level of a seed: cycled over seeds (any 3 consecutive seeds hold each kind), its groups drawn. */
@@ -138,8 +149,10 @@ function rollupOf(s: Shape) {
     zone: s.zone,
   }
   const fleet = s.fleet === 'none' ? undefined : fleetTable(`${s.schema}.fleet`, { of: target, groupBy: s.fleetGroups })
+  const byTenant = s.tenantGroups && fleetTable(`${s.schema}.by_tenant`, { of: target, groupBy: s.tenantGroups, perTenant: true })
+  const levels = [...(fleet ? [fleet] : []), ...(byTenant ? [byTenant] : [])]
   const plain = new MonthlyRollup(config)
-  return { target, fleet, plain, rollup: fleet ? new MonthlyRollup({ ...config, fleet }) : plain }
+  return { target, levels, plain, rollup: levels.length ? new MonthlyRollup({ ...config, fleet: levels }) : plain }
 }
 
 /** A wall-clock time in the zone: near a local month edge (within 36 h) half the time, anywhere else otherwise. */
@@ -336,11 +349,14 @@ async function compareReads(db: Database, s: Shape, rollup: MonthlyRollup, r: Rn
     const o = { from, to, groupBy: keep, ...(fresh ? { fresh } : {}) }
     // A view without tenant detail reads the fleet level when it keeps the view's groups (fresh reads the rollup table).
     const readsFleet = s.fleet !== 'none' && !fresh && keep.every((g) => s.fleetGroups.includes(g))
-    expect([keep, fresh, rollup.readAcrossQuery(db, o).compile(db).sql.includes(`"${s.schema}"."fleet"`)]).toEqual([
-      keep,
-      fresh,
-      readsFleet,
-    ])
+    // The per-tenant level answers any view it keeps the groups of (tenant detail or not) that the fleet level does not.
+    const readsTenantLevel = s.tenantGroups !== null && !fresh && keep.every((g) => s.tenantGroups!.includes(g))
+    const reads = (view: object) => {
+      const text = rollup.readAcrossQuery(db, { ...o, ...view }).compile(db).sql
+      return [text.includes(`"${s.schema}"."fleet"`), text.includes(`"${s.schema}"."by_tenant"`)]
+    }
+    expect([keep, fresh, reads({})]).toEqual([keep, fresh, [readsFleet, !readsFleet && readsTenantLevel]])
+    expect([keep, fresh, reads({ top: { by: 'n', n: 2 } })]).toEqual([keep, fresh, [false, readsTenantLevel]])
     await expectSame(`${s.seed} across [${keep}]`, await rollup.readAcross(db, o), await truth(db, s, { keep, from, to }))
     const per = (await rollup.readAcross(db, { ...o, perTenant: true })).map((row) => ({ ...row, tenant_id: String(row.tenant_id) }))
     await expectSame(`${s.seed} across per tenant [${keep}]`, per, await truth(db, s, { keep, from, to, perTenant: true }))
@@ -368,6 +384,17 @@ async function compareStored(db: Database, s: Shape): Promise<void> {
   await expectSame(`${s.seed} stored fleet rows`, fleet, await truth(db, s, { keep: s.fleetGroups, from: '0001-01', to: '9999-12' }))
 }
 
+/** The per-tenant level's rows: every tenant, month and kept group of the source, no extra row (an emptied bucket), none missing. */
+async function compareTenantLevel(db: Database, s: Shape): Promise<void> {
+  if (!s.tenantGroups) return
+  const groups = s.tenantGroups.map((g) => `, "${g}"`).join('')
+  const { rows } = await sql<Record<string, unknown>>`
+    select tenant_id::text as tenant_id, to_char(month, 'YYYY-MM') as month${sql.raw(groups)}, ${sql.raw(measuresOf(s).join(', '))}
+    from ${sql.raw(`${s.schema}.by_tenant`)}`.execute(db)
+  const truthRows = await truth(db, s, { keep: s.tenantGroups, perTenant: true, from: '0001-01', to: '9999-12' })
+  await expectSame(`${s.seed} stored per-tenant level rows`, rows, truthRows)
+}
+
 async function heal(db: Database, s: Shape, rollup: MonthlyRollup): Promise<void> {
   if (s.mode === 'drain') {
     while ((await rollup.refreshDirty(db, { limit: 1 + (s.seed % 50) })).remaining > 0);
@@ -392,25 +419,28 @@ async function runSeed(db: Database, seed: number): Promise<void> {
     )
     .execute(db)
   await sql.raw(`create index on ${s.schema}.src (tenant_id, at)`).execute(db)
-  const { target, fleet, plain, rollup } = rollupOf(s)
+  const { target, levels, plain, rollup } = rollupOf(s)
   await target.create(db)
   await insertRows(
     db,
     s,
     Array.from({ length: 80 + r.int(200) }, () => randomRow(s, r)),
   )
-  // Half the seeds with a fleet level fill the rollup table first and the level from it; the others create it empty.
-  const fillLater = fleet !== undefined && r.chance(0.5)
-  if (fleet && !fillLater) await fleet.create(db)
+  // Half the seeds with levels fill the rollup table first and the levels from it; the others create them empty.
+  const fillLater = levels.length > 0 && r.chance(0.5)
+  if (!fillLater) for (const level of levels) await level.create(db)
   for (const tenantId of [...s.tenants, s.empty])
     await (fillLater ? plain : rollup).rebuild(db, { tenantId, since: '2024-01-15', until: '2026-06' })
-  if (fleet && fillLater) await fleet.create(db)
+  if (fillLater) for (const level of levels) await level.create(db)
   await compareStored(db, s)
+  await compareTenantLevel(db, s)
   if (s.mode === 'drain') await rollup.track(db)
   for (let i = 0, n = 4 + r.int(8); i < n; i++) await randomWrite(db, s, r)
   if (s.mode === 'drain') await compareReads(db, s, rollup, r, true)
   await heal(db, s, rollup)
   await compareStored(db, s)
+  await compareTenantLevel(db, s)
+  if (s.tenantGroups) stats.tenantLevels++
   await compareReads(db, s, rollup, r, false)
   if (s.mode === 'drain') await rollup.untrack(db)
   await sql.raw(`drop schema ${s.schema} cascade`).execute(db)
@@ -420,7 +450,7 @@ async function runSeed(db: Database, seed: number): Promise<void> {
 describe('the rollup against a from-scratch aggregate (seeded)', () => {
   afterAll(() => {
     console.log(
-      `[rollup differential] seeds ${START}..${START + SEEDS - 1}: ${stats.seeds} run, ${stats.comparisons} comparisons, ${stats.rows} truth rows, ${stats.failedSeeds} seeds with a mismatch`,
+      `[rollup differential] seeds ${START}..${START + SEEDS - 1}: ${stats.seeds} run, ${stats.comparisons} comparisons, ${stats.rows} truth rows, ${stats.tenantLevels} with a per-tenant level, ${stats.failedSeeds} seeds with a mismatch`,
     )
   })
 

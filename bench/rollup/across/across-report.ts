@@ -1,6 +1,6 @@
 import type { Percentiles } from '../../report/stats.js'
 
-/** Refresh or drain of the same buckets, without and with the fleet level. */
+/** Refresh or drain of the same buckets, without and with levels (which: in `what`). */
 export interface MaintenanceCost {
   what: string
   plainMs: Percentiles
@@ -15,12 +15,14 @@ export interface AcrossView {
   sourceMs: Percentiles
   /** readAcross on the rollup without a fleet level (the rollup table). */
   rollupMs: Percentiles
-  /** readAcross on the rollup with a fleet level (the level where the view needs no tenant detail). */
+  /** readAcross on the rollup with its levels (the fleet level where the view needs no tenant detail, the per-tenant level for the top 20). */
   fleetMs: Percentiles
   speedup: number
   fleetSpeedup: number
-  /** Whether the fleet side read the fleet level (false: it needs tenant detail and read the rollup table). */
+  /** Whether the fleet side read the fleet level (false: it needs tenant detail). */
   readsFleet: boolean
+  /** What the side with levels read: the fleet level, the per-tenant level or the rollup table. */
+  reads: 'fleet level' | 'per-tenant level' | 'rollup table'
   sourcePlan: string
   rollupPlan: string
   fleetPlan: string
@@ -33,7 +35,9 @@ export interface AcrossReport {
   covered: { index: string; queries: AcrossView[] } | null
   /** The fleet level: its rows, how long its fill took. */
   fleet: { rows: number; fillSeconds: number } | null
-  /** Refresh and drain of the same buckets, without and with the fleet level. */
+  /** The per-tenant level (tenant × month): its rows, how long its fill took. */
+  tenantLevel?: { rows: number; fillSeconds: number }
+  /** Refresh and drain of the same buckets, without levels and with them (the fleet level alone; both levels). */
   maintenance: MaintenanceCost[]
   /** Fleet-wide distinct amounts per month: the rollup's united hll sketches against count(distinct) of the source. */
   distinct: { months: number; errorP50: number; errorP95: number; errorMax: number; buildSeconds: number } | null

@@ -6,8 +6,8 @@ import type { AcrossView } from './across-report.js'
 import { rollupSide, type AcrossQuery } from './across-queries.js'
 
 /**
- * Each view from the source, from the rollup table (`readAcross` on the rollup without a fleet
- * level) and from the rollup with one, interleaved: one warm-up each, then `reps` rounds of the
+ * Each view from the source, from the rollup table (`readAcross` on the rollup without levels)
+ * and from the rollup with its levels (the one `readAcross` picks for the view), interleaved: one warm-up each, then `reps` rounds of the
  * three in turn (the order rotating); p50/p95 and the ratios of medians, with the three plans.
  *
  * ### Examples
@@ -38,7 +38,8 @@ export async function measureViews(
       }
     const [src, rol, flt] = ms as [number[], number[], number[]]
     const fleetQuery = fleeted.readAcrossQuery(run.db, q.rollup[0]!)
-    const fleetTable = fleeted.parts.fleet?.qualified ?? ''
+    const text = fleetQuery.compile(run.db).sql
+    const level = (fleeted.parts.levels ?? []).find((l) => text.includes(`from ${l.qualified} as r`))
     out.push({
       name: q.name,
       sourceMs: summarize(src),
@@ -46,7 +47,8 @@ export async function measureViews(
       fleetMs: summarize(flt),
       speedup: median(src) / median(rol),
       fleetSpeedup: median(src) / median(flt),
-      readsFleet: fleetQuery.compile(run.db).sql.includes(fleetTable),
+      readsFleet: level !== undefined && !level.perTenant,
+      reads: level ? (level.perTenant ? 'per-tenant level' : 'fleet level') : 'rollup table',
       sourcePlan: planShape(await explain(run.db, q.source)),
       rollupPlan: planShape(await explain(run.db, run.rollup.readAcrossQuery(run.db, q.rollup[0]!))),
       fleetPlan: planShape(await explain(run.db, fleetQuery)),

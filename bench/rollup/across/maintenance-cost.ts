@@ -6,21 +6,22 @@ import type { MaintenanceCost } from './across-report.js'
 import type { RollupRun } from '../rollup-run.js'
 
 /**
- * What the fleet level adds to the rollup's writes, side by side in one loop (the order alternating
- * per repetition): `refreshAt` of this month for the big and a typical tenant, and a drain
+ * What the levels add to the rollup's writes (`label` says which, in each row), side by side in one
+ * loop (the order alternating per repetition): `refreshAt` of this month for the big and a typical tenant, and a drain
  * (`refreshDirty`) of the same dirty keys — `tenants` typical tenants × this month and the month
  * before, marked in both rollups' logs — by the plain rollup and by the one with a fleet level.
  *
  * ### Examples
  * ```ts
- * const costs = await maintenanceCost(run, side.rollup, { reps: 30, tenants: 200, rounds: 5 })
+ * const costs = await maintenanceCost(run, side.rollup, { reps: 30, tenants: 200, rounds: 5, label: 'fleet level' })
  * ```
  */
 export async function maintenanceCost(
   run: RollupRun,
   fleeted: MonthlyRollup,
-  o: { reps: number; tenants: number; rounds: number },
+  o: { reps: number; tenants: number; rounds: number; label?: string },
 ): Promise<MaintenanceCost[]> {
+  const suffix = o.label ? ` (${o.label})` : ''
   const thisMonth = localMonth(run.until, run.o.zone)
   const out: MaintenanceCost[] = []
   for (const [label, tenantId] of [
@@ -29,13 +30,14 @@ export async function maintenanceCost(
   ] as const) {
     const moment = `${thisMonth.slice(0, 7)}-15`
     out.push(
-      await sideBySide(label, o.reps, {
+      await sideBySide(`${label}${suffix}`, o.reps, {
         plain: () => run.rollup.refreshAt(run.db, { tenantId, moment }),
         fleet: () => fleeted.refreshAt(run.db, { tenantId, moment }),
       }),
     )
   }
-  out.push(await drainCost(run, fleeted, thisMonth, o))
+  const drain = await drainCost(run, fleeted, thisMonth, o)
+  out.push({ ...drain, what: `${drain.what}${suffix}` })
   return out
 }
 

@@ -13,9 +13,9 @@ import { SCHEMA, SOURCE, type RollupRun } from '../rollup-run.js'
 /**
  * Phase `--across`: the dashboard's six aggregates and the top 20 tenants by spend per month, asked
  * of the whole fleet — from the source (what an admin view runs without a rollup), from the rollup
- * table (`readAcross`) and from the same rollup with a fleet level — interleaved, with the plans;
- * again with a `(paid_at) INCLUDE (…)` covering index on the source; what the fleet level adds to
- * refresh and drain; and, where the server has hll, fleet-wide distinct counts per month from
+ * table (`readAcross`) and from the same rollup with a fleet level and a per-tenant level (the top
+ * 20 reads the latter) — interleaved, with the plans; again with a `(paid_at) INCLUDE (…)` covering
+ * index on the source; what the levels add to refresh and drain (the fleet level alone, both); and, where the server has hll, fleet-wide distinct counts per month from
  * united sketches against `count(distinct)`.
  *
  * ### Examples
@@ -25,16 +25,24 @@ import { SCHEMA, SOURCE, type RollupRun } from '../rollup-run.js'
  */
 export async function acrossPhase(run: RollupRun, log: (line: string) => void): Promise<AcrossReport> {
   const months = dashboardMonths(localMonth(run.until, run.o.zone))
-  log('across tenants: the rollup with a fleet level (its table copied from the rollup table, the level filled from it)')
-  const side = await fleetSide(run)
+  log(
+    'across tenants: the rollup with a fleet level and a per-tenant level (its table copied from the rollup table, the levels filled from it)',
+  )
+  const side = await fleetSide(run, { name: 'leveled', perTenant: true })
   const queries = await measureViews(run, side.rollup, acrossQueries(SOURCE, run.o.zone, months), log)
   const covered = await withCoveringIndex(run, log, () => measureViews(run, side.rollup, acrossQueries(SOURCE, run.o.zone, months), log))
-  log('across tenants: refresh and drain, without and with the fleet level')
-  const maintenance = await maintenanceCost(run, side.rollup, { reps: run.o.reps, tenants: Math.min(200, run.o.tenants - 1), rounds: 5 })
+  log('across tenants: refresh and drain, without levels, with the fleet level alone, with both levels')
+  const fleetOnly = await fleetSide(run, { name: 'fleeted', perTenant: false })
+  const cost = { reps: run.o.reps, tenants: Math.min(200, run.o.tenants - 1), rounds: 5 }
+  const maintenance = [
+    ...(await maintenanceCost(run, fleetOnly.rollup, { ...cost, label: 'fleet level' })),
+    ...(await maintenanceCost(run, side.rollup, { ...cost, label: 'fleet + per-tenant levels' })),
+  ]
   return {
     queries,
     covered,
-    fleet: { rows: side.fleetRows, fillSeconds: side.fillSeconds },
+    fleet: { rows: side.fleet.rows, fillSeconds: side.fleet.fillSeconds },
+    ...(side.tenantLevel ? { tenantLevel: { rows: side.tenantLevel.rows, fillSeconds: side.tenantLevel.fillSeconds } } : {}),
     maintenance,
     distinct: await fleetDistinct(run, log),
     method: methodOf(run),
@@ -100,11 +108,13 @@ function methodOf(run: RollupRun): string {
   return (
     `every tenant's rows (${run.o.rows.toLocaleString('en-US')} in the source, ${run.o.tenants} tenants), each aggregate from the source ` +
     `(local-month bounds in UTC; no tenant condition), from the rollup table (readAcross: its month index) and from the same rollup with a ` +
-    `fleet level by category (readAcross reads the level when the view needs no tenant detail), one warm-up each, then ` +
+    `fleet level by category and a per-tenant level (tenant × month; readAcross reads the fleet level when the view needs no tenant detail, ` +
+    `the per-tenant level for the top 20 tenants), one warm-up each, then ` +
     `${run.o.reps} rounds of the three in turn (order rotating); p50/p95 and the ratio of medians. Then the same with a (paid_at) INCLUDE ` +
     `(tenant_id, category, amount, status) index on the source after VACUUM ANALYZE, dropped afterwards. Refresh/drain: refreshAt of this ` +
     `month (big and typical tenant) by each rollup alternately, ${run.o.reps} each after a warm-up; drain: 5 rounds, each marking the same ` +
-    `keys in both logs (INSERT into the log) and timing refreshDirty of each, order alternating; ratio = median of per-round fleet ÷ plain. Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
+    `keys in both logs (INSERT into the log) and timing refreshDirty of each, order alternating; ratio = median of per-round levels ÷ plain; ` +
+    `done twice: the rollup with the fleet level alone, then with both levels, each against the rollup without levels. Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
     `tenant and month, united across tenants per month, against count(distinct amount) of the same rows`
   )
 }

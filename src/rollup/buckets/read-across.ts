@@ -13,7 +13,8 @@ import { ReplicaSet } from '../../replicas/index.js'
  * — sums and counts add, min/max, hll sketches unite (never add), t-digests merge; anything else
  * is refused — or per tenant, or the top `n` tenants by a measure. A view without tenant detail
  * (no `perTenant`, `top` or `tenants`, not `fresh`, kept groups the fleet level keeps) reads the
- * rollup's fleet level when it declares one. Its own method, never the
+ * rollup's fleet level when it declares one; a view a per-tenant level answers (not `fresh`, kept
+ * groups it keeps) reads that level. Its own method, never the
  * tenant-scoped path; under row-level security it runs as pgscale's fleet-wide work. On Citus,
  * `fresh` is refused (typed): drain first. Through a `ReplicaSet`: a replica that has replayed
  * every write of this rollup this process made (refreshes, rebuilds, drains), else the primary;
@@ -46,13 +47,13 @@ export async function readAcross(ctx: RollupContext, db: Kysely<any> | ReplicaSe
         'readAcross({ fresh: true }) is not supported on a Citus-distributed source: run refreshDirty (or drain) first, then readAcross without fresh',
       )
   }
-  // A view the fleet level answers reads it: its table checked once (a MigrationRequiredError when missing).
+  // A view a level answers reads it: the levels' tables checked once (a MigrationRequiredError when missing).
   const level = ctx.fleet?.level
   if (level && fleetSource(ctx, checkAcross(ctx, options)) !== undefined) await level.ready(plain)
   return (await readAcrossQuery(ctx, options).execute(ctx.scoped(plain))).rows
 }
 
-/** The fleet level's table when it answers the view (no tenant detail, kept groups it keeps, not fresh), else undefined. */
+/** The table of the level that answers the view (the fleet level, else a per-tenant level; never fresh), else undefined. */
 function fleetSource(ctx: RollupContext, o: ReturnType<typeof checkAcross>): string | undefined {
   return ctx.fleet?.level?.across({ keep: o.keep, perTenant: o.perTenant, tenants: o.tenants !== undefined, fresh: o.fresh })
 }

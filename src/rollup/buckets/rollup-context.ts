@@ -27,17 +27,17 @@ export interface FleetHooks {
   level?: FleetMaintenance
 }
 
-/** How refreshes keep a fleet level: locks first, tenant writes (with a delta folded in), then `after`. */
+/** How refreshes keep a rollup's levels: locks first, tenant writes (with the levels' parts folded in), then `after`. */
 export interface FleetMaintenance {
-  /** `SELECT pg_advisory_xact_lock(…)` on each month's fleet buckets, in month order: taken before any bucket lock. */
-  lockMonths(months: readonly string[]): string
-  /** The refresh statement to run instead of the tenant-only one (its fleet delta folded in), when the level keeps deltas. */
+  /** `SELECT pg_advisory_xact_lock(…)` on each month's fleet buckets, in month order: taken before any bucket lock (none for per-tenant levels only). */
+  lockMonths(months: readonly string[]): string[]
+  /** The refresh statement to run instead of the tenant-only one (the levels' parts folded in), when a level is written by it. */
   refresh?: (parts: RollupParts, tenant: unknown, month: unknown) => RawBuilder<unknown>
   /** The rebuild statement likewise. */
   rebuild?: (parts: RollupParts, tenant: unknown, months: unknown) => RawBuilder<unknown>
   /** What runs after the tenant writes of `months`, in their transaction (bound values: inlinable). */
-  after(months: readonly string[]): CompiledQuery
-  /** The fleet table when a `readAcross` view can be answered from it, else undefined. */
+  after(months: readonly string[]): CompiledQuery[]
+  /** The level's table that answers a `readAcross` view, else undefined. */
   across(view: { keep: readonly string[]; perTenant: boolean; tenants: boolean; fresh: boolean }): string | undefined
   /** Refuses, typed, when the fleet table is missing (checked once); what a read from it awaits. */
   ready(db: Kysely<any>): Promise<void>
@@ -189,7 +189,7 @@ export class RollupContext {
     const level = this.fleet?.level
     if (!level || months.length === 0) return { locks: [], after: [] }
     const sorted = [...new Set(months)].sort()
-    return { locks: [level.lockMonths(sorted)], after: [level.after(sorted)] }
+    return { locks: level.lockMonths(sorted), after: level.after(sorted) }
   }
 
   /** Runs `prelude`, `statement`, then `after` in the caller's transaction, or in one of its own. */

@@ -35,12 +35,14 @@ export interface MonthlyRollupConfig {
    */
   replicas?: ReplicaSet
   /**
-   * A second level without the tenant, from `fleetTable(name, { of: target, groupBy })`: refreshes,
-   * rebuilds and drains keep it in the same transaction as the tenant buckets they change, and
-   * `readAcross` reads it when a view needs no tenant detail. Every measure must combine across
-   * tenants (sum, count, min, max, `hll`, `tdigest`); anything else is refused here.
+   * Coarser levels from `fleetTable(name, { of: target, groupBy, perTenant })` — one, or an array
+   * (e.g. a level without the tenant and a per-tenant level without the groups): refreshes,
+   * rebuilds and drains keep each in the same transaction as the tenant buckets they change, and
+   * `readAcross` reads the one that answers a view (the level without the tenant first). Every
+   * measure must combine across tenants and groups (sum, count, min, max, `hll`, `tdigest`);
+   * anything else is refused here.
    */
-  fleet?: FleetTable
+  fleet?: FleetTable | readonly FleetTable[]
 }
 
 /**
@@ -85,9 +87,7 @@ export function resolveRollupConfig(config: MonthlyRollupConfig): RollupParts {
     throw new InvalidArgumentError("MonthlyRollup: where must be a Kysely sql fragment, e.g. sql`status <> 'cancelled'`")
   }
   const zone = assertTimeZone(config.zone)
-  const fleet = config.fleet
-  if (fleet !== undefined && (fleet === null || typeof fleet !== 'object' || fleet.of?.qualified !== target.qualified))
-    throw new InvalidArgumentError("MonthlyRollup: fleet must be a fleetTable(name, { of: target, … }) of this rollup's target table")
+  const levels = resolveLevels(config.fleet, target)
   return {
     source: quoteQualified(source.schema, source.name),
     target,
@@ -98,8 +98,23 @@ export function resolveRollupConfig(config: MonthlyRollupConfig): RollupParts {
     where: config.where,
     zone,
     atKind: 'timestamptz',
-    ...(fleet ? { fleet } : {}),
+    ...(levels.length ? { fleet: levels[0]!, levels } : {}),
   }
+}
+
+/** The declared levels, checked: each a `fleetTable` of `target`, no table twice. */
+function resolveLevels(fleet: MonthlyRollupConfig['fleet'], target: RollupTable): FleetTable[] {
+  if (fleet === undefined) return []
+  const levels: unknown[] = Array.isArray(fleet) ? fleet : [fleet]
+  const bad = "MonthlyRollup: fleet must be a fleetTable(name, { of: target, … }) of this rollup's target table, or an array of them"
+  if (Array.isArray(fleet) && fleet.length === 0) throw new InvalidArgumentError(`${bad}; got an empty array`)
+  for (const level of levels)
+    if (level === null || typeof level !== 'object' || (level as FleetTable).of?.qualified !== target.qualified)
+      throw new InvalidArgumentError(bad)
+  const tables = (levels as FleetTable[]).map((l) => l.qualified)
+  const twice = tables.find((q, i) => tables.indexOf(q) !== i)
+  if (twice) throw new InvalidArgumentError(`MonthlyRollup: the level ${twice} is declared twice`)
+  return levels as FleetTable[]
 }
 
 function isSqlFragment(value: unknown): value is RawBuilder<unknown> {

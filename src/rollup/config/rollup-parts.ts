@@ -64,9 +64,10 @@ export interface RollupMigrationOptions {
 }
 
 /**
- * A rollup's second level without the tenant (`fleetTable`, src/rollup/fleet): one row per local
- * month and kept group, its measures combined over every tenant, maintained by the rollup's own
- * refreshes from the tenant buckets they change.
+ * A rollup's coarser level (`fleetTable`, src/rollup/fleet): one row per local month and kept
+ * group, its measures combined over every tenant — or, with `perTenant`, one row per tenant, local
+ * month and kept group (the groups it drops combined) — maintained by the rollup's own refreshes
+ * from the tenant buckets they change.
  */
 export interface FleetTable {
   /** The name as given (`expenses_fleet` or `schema.expenses_fleet`). */
@@ -77,6 +78,8 @@ export interface FleetTable {
   readonly of: RollupTable
   /** The group columns it keeps, in the rollup table's order (a subset of them). */
   readonly groupBy: readonly string[]
+  /** Whether it keeps the tenant (`tenant_id` leads its key): a per-tenant level, which drops groups only. */
+  readonly perTenant: boolean
   /** The hidden count column of each measure that keeps it (`{ total: 'pgscale_nn_total' }`): exact sums kept by deltas. */
   readonly nonNullColumns: Readonly<Record<string, string>>
   /**
@@ -124,6 +127,8 @@ export interface RollupParts {
   zone: string
   /** The `at` column's type: instants (`timestamptz`), wall-clock times or dates in `zone`. */
   atKind: AtKind
-  /** The rollup's fleet level, if it declares one. */
+  /** The rollup's first declared level (`fleet`, or the first of its array), if it declares one. */
   fleet?: FleetTable
+  /** Every level the rollup declares, in declaration order (absent or empty: none). */
+  levels?: readonly FleetTable[]
 }

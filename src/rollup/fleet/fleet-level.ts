@@ -6,16 +6,23 @@ import { arrayLiteral } from '../../sql/literal.js'
 import { compileSql } from '../../sql/statement-template.js'
 import type { FleetTable, RollupParts } from '../config/index.js'
 import type { FleetHooks, FleetMaintenance } from '../buckets/index.js'
-import { fleetPlan, type FleetPlan } from './fleet-plan.js'
-import { deleteEmptyFleetBuckets, deltaRebuildStatement, deltaRefreshStatement, recomputeFleetMonths } from './fleet-sql.js'
-import { bindFleetPlan, fleetMarker, fleetMigrationStatements } from './fleet-table.js'
+import { fleetPlan } from './fleet-plan.js'
+import {
+  deleteEmptyFleetBuckets,
+  levelsRebuildStatement,
+  levelsRefreshStatement,
+  recomputeFleetMonths,
+  type StatementLevel,
+} from './fleet-sql.js'
+import { bindFleetPlan, fleetMarker, fleetMigrationStatements, levelMarker, tenantLevelMarker } from './fleet-table.js'
 import { tableGrants } from '../schema/index.js'
 
 /**
- * The fleet hooks of a rollup, installed in its context by the facade: with a declared fleet level,
- * its plan (checked now: an `InvalidArgumentError` for a measure that does not combine), its locks,
- * statements and read routing; without one, only the check that the server has no fleet level of
- * this rollup table (which the rollup's writes would leave behind).
+ * The level hooks of a rollup, installed in its context by the facade: with declared levels (a
+ * fleet level, a per-tenant level, or an array of them), their plans (checked now: an
+ * `InvalidArgumentError` for a measure that does not combine), locks, statements and read routing;
+ * without one, only the check that the server has no level of this rollup table (which the
+ * rollup's writes would leave behind).
  *
  * ### Examples
  * ```ts
@@ -23,14 +30,17 @@ import { tableGrants } from '../schema/index.js'
  * ```
  */
 export function fleetHooks(parts: RollupParts): FleetHooks {
-  const fleet = parts.fleet
-  if (!fleet) return { validate: (db) => refuseUndeclared(db, parts) }
-  const plan = fleetPlan(parts, fleet)
-  bindFleetPlan(fleet, plan)
+  const levels = parts.levels ?? (parts.fleet ? [parts.fleet] : [])
+  if (!levels.length) return { validate: (db) => refuseUndeclared(db, parts, []) }
+  const planned = levels.map((fleet) => {
+    const plan = fleetPlan(parts, fleet)
+    bindFleetPlan(fleet, plan)
+    return { fleet, plan }
+  })
   let ready: Promise<void> | undefined
   const isReady = (db: Kysely<any>) => {
     if (!ready) {
-      const done = checkFleetTable(db, parts, fleet)
+      const done = checkLevels(db, parts, levels)
       ready = done
       done.catch(() => {
         if (ready === done) ready = undefined
@@ -38,36 +48,60 @@ export function fleetHooks(parts: RollupParts): FleetHooks {
     }
     return ready
   }
-  return { validate: isReady, level: maintenance(parts, fleet, plan, isReady) }
+  return { validate: isReady, level: maintenance(parts, planned, isReady) }
 }
 
-function maintenance(parts: RollupParts, fleet: FleetTable, plan: FleetPlan, ready: (db: Kysely<any>) => Promise<void>): FleetMaintenance {
-  const lockClass = int32Hash(`pgscale.rollup.fleet:${fleet.qualified}`)
-  const delta = plan.mode === 'delta'
+function maintenance(parts: RollupParts, levels: readonly StatementLevel[], ready: (db: Kysely<any>) => Promise<void>): FleetMaintenance {
+  const fleetWide = levels.filter((l) => !l.fleet.perTenant)
+  // One lock class for every level without the tenant: the first one's (every writer of this rollup takes it).
+  const lockClass = fleetWide.length ? int32Hash(`pgscale.rollup.fleet:${fleetWide[0]!.fleet.qualified}`) : undefined
+  // Levels the tenant statement writes itself (deltas, per-tenant levels); recomputed ones after it.
+  const inStatement = levels.filter((l) => l.plan.mode !== 'recompute')
   return {
     lockMonths: (months) =>
-      advisoryXactLock(
-        lockClass,
-        months.map((m) => int32Hash(m)),
-      ),
-    ...(delta
+      lockClass === undefined
+        ? []
+        : [
+            advisoryXactLock(
+              lockClass,
+              months.map((m) => int32Hash(m)),
+            ),
+          ],
+    ...(inStatement.length
       ? {
-          refresh: (p, tenant, month) => deltaRefreshStatement(p, fleet, plan, tenant, month),
-          rebuild: (p, tenant, months) => deltaRebuildStatement(p, fleet, plan, tenant, months),
+          refresh: (p, tenant, month) => levelsRefreshStatement(p, inStatement, tenant, month),
+          rebuild: (p, tenant, months) => levelsRebuildStatement(p, inStatement, tenant, months),
         }
       : {}),
     after: (months) =>
-      compileSql(
-        delta ? deleteEmptyFleetBuckets(fleet, arrayLiteral(months)) : recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)),
+      fleetWide.map(({ fleet, plan }) =>
+        compileSql(
+          plan.mode === 'delta'
+            ? deleteEmptyFleetBuckets(fleet, arrayLiteral(months))
+            : recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)),
+        ),
       ),
-    across: (view) =>
-      !view.perTenant && !view.tenants && !view.fresh && view.keep.every((g) => fleet.groupBy.includes(g)) ? fleet.qualified : undefined,
+    across: (view) => acrossLevel(levels, view),
     ready,
     migrationSql: (runtimeRole) => ({
-      statements: fleetMigrationStatements(fleet, plan),
-      grants: tableGrants(schemaOf(fleet.qualified), fleet.qualified, runtimeRole),
+      statements: levels.flatMap(({ fleet, plan }) => fleetMigrationStatements(fleet, plan)),
+      grants: levels.flatMap(({ fleet }) => tableGrants(schemaOf(fleet.qualified), fleet.qualified, runtimeRole)),
     }),
   }
+}
+
+/**
+ * The level that answers a `readAcross` view, else undefined (the rollup table answers): never a
+ * `fresh` one; a level without the tenant when the view has no tenant detail and keeps only groups
+ * it keeps; else the per-tenant level with the fewest groups that keeps every group the view keeps.
+ */
+function acrossLevel(levels: readonly StatementLevel[], view: Parameters<FleetMaintenance['across']>[0]): string | undefined {
+  if (view.fresh) return undefined
+  const keeps = (l: StatementLevel) => view.keep.every((g) => l.fleet.groupBy.includes(g))
+  const fleetWide = levels.find((l) => !l.fleet.perTenant && !view.perTenant && !view.tenants && keeps(l))
+  if (fleetWide) return fleetWide.fleet.qualified
+  const perTenant = levels.filter((l) => l.fleet.perTenant && keeps(l)).sort((a, b) => a.fleet.groupBy.length - b.fleet.groupBy.length)
+  return perTenant[0]?.fleet.qualified
 }
 
 /** The schema of a quoted `"schema"."name"` (undefined for a bare `"name"`). */
@@ -77,11 +111,13 @@ function schemaOf(quoted: string): string | undefined {
 }
 
 /**
- * The declared fleet level on the server: refused on a source Citus distributes (the level has no
- * tenant to be distributed by, and a refresh would write a shard and a coordinator table in one
- * statement), a `MigrationRequiredError` when its table is missing or is not this rollup table's level.
+ * The declared levels on the server: refused on a source Citus distributes (a level without the
+ * tenant has no tenant to be distributed by, and a refresh would write a shard and a coordinator
+ * table in one statement; a per-tenant level is not colocated either), a `MigrationRequiredError`
+ * when a level's table is missing, a `SchemaMismatchError` when it is not this rollup table's level
+ * of that kind or the server has a level of this rollup table that is not declared.
  */
-async function checkFleetTable(db: Kysely<any>, parts: RollupParts, fleet: FleetTable): Promise<void> {
+async function checkLevels(db: Kysely<any>, parts: RollupParts, levels: readonly FleetTable[]): Promise<void> {
   if (await hasCitusExtension(db)) {
     const { rows } = await sql<{ n: number }>`
       select count(*)::int as n from pg_dist_partition where logicalrelid in (to_regclass(${parts.source}), to_regclass(${parts.target.qualified}))`.execute(
@@ -89,10 +125,16 @@ async function checkFleetTable(db: Kysely<any>, parts: RollupParts, fleet: Fleet
     )
     if (rows[0]!.n > 0)
       throw new SchemaMismatchError(
-        `MonthlyRollup: the fleet level ${fleet.name} is not supported on a Citus-distributed rollup: it has no tenant to be distributed by, ` +
+        `MonthlyRollup: the fleet level ${levels[0]!.name} is not supported on a Citus-distributed rollup: it has no tenant to be distributed by, ` +
           `and each refresh would write the tenant's shard and a coordinator table in one statement; read the fleet with readAcross from the rollup table`,
       )
   }
+  for (const fleet of levels) await checkLevelTable(db, fleet)
+  await refuseUndeclared(db, parts, levels)
+}
+
+/** One declared level's table: present, and marked as this rollup table's level of its kind. */
+async function checkLevelTable(db: Kysely<any>, fleet: FleetTable): Promise<void> {
   const { rows } = await sql<{ marker: string | null; present: boolean }>`
     select to_regclass(${fleet.qualified}) is not null as present, obj_description(to_regclass(${fleet.qualified}), 'pg_class') as marker`.execute(
     db,
@@ -101,20 +143,27 @@ async function checkFleetTable(db: Kysely<any>, parts: RollupParts, fleet: Fleet
     throw new MigrationRequiredError(
       `fleet:${fleet.qualified}`,
       `${fleet.name}.create(db) (or its migration)`,
-      `the fleet level ${fleet.qualified} does not exist`,
+      `the ${fleet.perTenant ? 'per-tenant' : 'fleet'} level ${fleet.qualified} does not exist`,
     )
-  if (rows[0].marker !== fleetMarker(parts.target))
-    throw new SchemaMismatchError(`MonthlyRollup: ${fleet.qualified} exists but is not the fleet level of ${parts.target.qualified}`)
+  if (rows[0].marker !== levelMarker(fleet))
+    throw new SchemaMismatchError(
+      `MonthlyRollup: ${fleet.qualified} exists but is not the ${fleet.perTenant ? 'per-tenant' : 'fleet'} level of ${fleet.of.qualified}`,
+    )
 }
 
-/** A rollup that declares no fleet level, on a rollup table that has one: its writes would leave that level behind. */
-async function refuseUndeclared(db: Kysely<any>, parts: RollupParts): Promise<void> {
-  const { rows } = await sql<{ name: string }>`
-    select c.oid::regclass::text as name from pg_description d join pg_class c on c.oid = d.objoid
-    where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = ${fleetMarker(parts.target)} limit 1`.execute(db)
-  if (rows[0])
+/** A level of the rollup table on the server that the rollup does not declare: its writes would leave that level behind. */
+async function refuseUndeclared(db: Kysely<any>, parts: RollupParts, declared: readonly FleetTable[]): Promise<void> {
+  const markers = [fleetMarker(parts.target), tenantLevelMarker(parts.target)]
+  const { rows } = await sql<{ name: string; marker: string }>`
+    select c.oid::regclass::text as name, d.description as marker from pg_description d join pg_class c on c.oid = d.objoid
+    where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = any(${markers}::text[])
+      and c.oid <> all(array(select to_regclass(q) from unnest(${declared.map((l) => l.qualified)}::text[]) as q where to_regclass(q) is not null))
+    limit 1`.execute(db)
+  if (rows[0]) {
+    const perTenant = rows[0].marker === markers[1] ? ', perTenant: true' : ''
     throw new SchemaMismatchError(
-      `MonthlyRollup: ${parts.target.qualified} has a fleet level (${rows[0].name}) that this rollup does not declare: its refreshes would ` +
-        `leave that level behind. Declare it (fleet: fleetTable('${rows[0].name}', { of: target, groupBy })) or drop it`,
+      `MonthlyRollup: ${parts.target.qualified} has a level (${rows[0].name}) that this rollup does not declare: its refreshes would ` +
+        `leave that level behind. Declare it (fleet: fleetTable('${rows[0].name}', { of: target, groupBy${perTenant} })) or drop it`,
     )
+  }
 }

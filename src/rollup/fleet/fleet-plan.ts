@@ -6,13 +6,15 @@ import { combinerOf, sketchKind, type FleetTable, type RollupParts } from '../co
 export type FleetCombiner = 'sum' | 'min' | 'max' | 'hll' | 'tdigest'
 
 /**
- * How a fleet level is kept: `delta` — every measure a sum or count of an exact type (integers,
+ * How a level is kept: `delta` — every measure a sum or count of an exact type (integers,
  * numeric): each refresh adds its new tenant rows and subtracts the old ones in the same statement
  * (no read of other tenants' buckets); `recompute` — otherwise (min/max, sketches, floating-point
- * sums): the months a refresh touched are recomputed from the rollup table after its tenant writes.
+ * sums): the months a refresh touched are recomputed from the rollup table after its tenant writes;
+ * `tenant` — a per-tenant level, whatever its measures: the refresh statement replaces the
+ * tenant's rows of its months by the rows it wrote, combined over the dropped groups.
  */
 export interface FleetPlan {
-  mode: 'delta' | 'recompute'
+  mode: 'delta' | 'recompute' | 'tenant'
   measures: ReadonlyArray<{ name: string; type: string; combiner: FleetCombiner; nonNull?: string }>
 }
 
@@ -39,13 +41,14 @@ export function fleetPlan(parts: RollupParts, fleet: FleetTable): FleetPlan {
     const combiner: FleetCombiner | undefined = kind ?? combinerOf(compileSql(expression).sql)
     if (!combiner)
       throw new InvalidArgumentError(
-        `MonthlyRollup: the fleet level ${fleet.name} cannot combine measure ${m.name} across tenants: only one plain sum(...), ` +
+        `MonthlyRollup: the fleet level ${fleet.name} cannot combine measure ${m.name} across ${fleet.perTenant ? 'groups' : 'tenants'}: only one plain sum(...), ` +
           `count(...), min(...) or max(...), an approxCountDistinct (hll) or an approxPercentiles (tdigest) combines; ` +
           `store its parts as measures, or declare no fleet level`,
       )
     const nonNull = fleet.nonNullColumns[m.name]
     return { name: m.name, type: m.type, combiner, ...(nonNull ? { nonNull } : {}) }
   })
+  if (fleet.perTenant) return { mode: 'tenant', measures }
   const delta = measures.every((m) => m.combiner === 'sum' && isExactNumberType(m.type) && m.nonNull)
   if (!delta && parts.target.isolation === 'rls')
     throw new InvalidArgumentError(

@@ -6,9 +6,16 @@ import type { FleetPlan } from './fleet-plan.js'
 const id = (name: string) => sql.raw(`"${name}"`)
 const BUCKETS = 'pgscale_buckets'
 
-/** The fleet table's columns in the order every statement writes them: month, groups, measures, non-null counts, buckets. */
+/** The level's columns in the order every statement writes them: (tenant,) month, groups, measures, non-null counts, (buckets). */
 function fleetColumns(f: FleetTable, plan: FleetPlan): RawBuilder<unknown> {
-  const names = ['month', ...f.groupBy, ...plan.measures.map((m) => m.name), ...plan.measures.flatMap((m) => m.nonNull ?? []), BUCKETS]
+  const names = [
+    ...(f.perTenant ? ['tenant_id'] : []),
+    'month',
+    ...f.groupBy,
+    ...plan.measures.map((m) => m.name),
+    ...plan.measures.flatMap((m) => m.nonNull ?? []),
+    ...(f.perTenant ? [] : [BUCKETS]),
+  ]
   return sql.raw(names.map((n) => `"${n}"`).join(', '))
 }
 
@@ -64,20 +71,52 @@ export function fleetKeyConstraint(f: Pick<FleetTable, 'qualified'>): string {
   return `${table.slice(0, 55)}_key`
 }
 
+/** A level a tenant statement writes itself: a delta-kept level without the tenant, or a per-tenant level. */
+export interface StatementLevel {
+  fleet: FleetTable
+  plan: FleetPlan
+}
+
 /**
- * The rollup's refresh of one bucket with the fleet's delta folded in, one statement: delete the
+ * The CTEs that write `levels` from the tenant statement's `removed` and `written` rows: a delta
+ * level's upsert; a per-tenant level's rows of the tenant and months (`months`: the condition on
+ * `month`) deleted, then its rows combined from `written` inserted — the statement rewrote every
+ * bucket of those months, so `written` is all of them (an emptied month leaves no row).
+ */
+function levelCtes(levels: readonly StatementLevel[], tenant: RawBuilder<unknown>, months: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql.join(
+    levels.flatMap(({ fleet: f, plan }, i) => {
+      if (!f.perTenant) return [sql`${sql.raw(`pgscale_level_${i}`)} as (${deltaUpsert(f, plan)} returning 1)`]
+      const gone = sql.raw(`pgscale_gone_${i}`)
+      return [
+        sql`${gone} as (delete from ${sql.raw(f.qualified)} where tenant_id = ${tenant} and ${months} returning 1)`,
+        sql`${sql.raw(`pgscale_level_${i}`)} as (insert into ${sql.raw(f.qualified)} (${fleetColumns(f, plan)})
+          select ${tenant}, ${fleetKey(f)}, ${combined(plan, { counts: false })} from written
+          where (select count(*) from ${gone}) >= 0 group by ${fleetKey(f)} returning 1)`,
+      ]
+    }),
+  )
+}
+
+/** The statement's end: every level CTE counted, so each runs to completion before it returns. */
+function levelsDone(levels: readonly StatementLevel[]): RawBuilder<unknown> {
+  return sql.raw(`select ${levels.map((_, i) => `(select count(*) from pgscale_level_${i})`).join(' + ')} as pgscale_levels`)
+}
+
+/**
+ * The rollup's refresh of one bucket with its levels written in the same statement: delete the
  * bucket's rows (returning them), insert it recomputed from the source (returning the new rows),
- * add new minus old to the fleet. The caller holds the fleet month's lock, then the bucket's.
+ * then each level's part ({@link levelCtes}). The caller holds the fleet month's lock (when a level
+ * without the tenant is kept), then the bucket's.
  *
  * ### Examples
  * ```ts
- * deltaRefreshStatement(parts, fleet, plan, 42, '2025-03-01')
+ * levelsRefreshStatement(parts, [{ fleet, plan }], 42, '2025-03-01')
  * ```
  */
-export function deltaRefreshStatement(
+export function levelsRefreshStatement(
   p: RollupParts,
-  f: FleetTable,
-  plan: FleetPlan,
+  levels: readonly StatementLevel[],
   tenantId: unknown,
   month: unknown,
 ): RawBuilder<unknown> {
@@ -92,24 +131,23 @@ export function deltaRefreshStatement(
       select ${tenant}, ${month}::date, fresh.* from fresh
       where (select count(*) from removed) >= 0
       returning ${returned(p)}
-    )
-    ${deltaUpsert(f, plan)}`
+    ), ${levelCtes(levels, tenant, sql`month = ${month}::date`)}
+    ${levelsDone(levels)}`
 }
 
 /**
- * The rollup's rebuild of months (`YYYY-MM-01`, ascending) with the fleet's delta folded in, one
- * statement (per-month range scans as `rebuildStatement`). The caller holds the months' fleet locks,
- * then the buckets'.
+ * The rollup's rebuild of months (`YYYY-MM-01`, ascending) with its levels written in the same
+ * statement (per-month range scans as `rebuildStatement`). The caller holds the months' fleet locks
+ * (when a level without the tenant is kept), then the buckets'.
  *
  * ### Examples
  * ```ts
- * deltaRebuildStatement(parts, fleet, plan, 42, ['2025-01-01', '2025-02-01'])
+ * levelsRebuildStatement(parts, [{ fleet, plan }], 42, ['2025-01-01', '2025-02-01'])
  * ```
  */
-export function deltaRebuildStatement(
+export function levelsRebuildStatement(
   p: RollupParts,
-  f: FleetTable,
-  plan: FleetPlan,
+  levels: readonly StatementLevel[],
   tenantId: unknown,
   months: unknown,
 ): RawBuilder<unknown> {
@@ -129,8 +167,8 @@ export function deltaRebuildStatement(
       select ${tenant}, fresh.* from fresh
       where (select count(*) from removed) >= 0
       returning ${returned(p)}
-    )
-    ${deltaUpsert(f, plan)}`
+    ), ${levelCtes(levels, tenant, sql`month = any(${months}::date[])`)}
+    ${levelsDone(levels)}`
 }
 
 /**
@@ -146,17 +184,16 @@ export function deleteEmptyFleetBuckets(f: FleetTable, months: string): RawBuild
   return sql`delete from ${sql.raw(f.qualified)} where month = any(${months}::date[]) and ${sql.raw(BUCKETS)} = 0`
 }
 
-/** Each measure combined over the rollup table's rows of a fleet bucket. */
-function combined(plan: FleetPlan): RawBuilder<unknown> {
+/** Each measure combined over the rollup table's rows of a level's bucket; with `counts`, the delta counts after them. */
+function combined(plan: FleetPlan, options: { counts: boolean }): RawBuilder<unknown> {
   const of = (m: FleetPlan['measures'][number]) => {
     const c = `"${m.name}"`
     if (m.combiner === 'hll') return `hll_union_agg(${c})`
     if (m.combiner === 'tdigest') return `tdigest(${c})`
     return `${m.combiner}(${c})`
   }
-  return sql.raw(
-    [...plan.measures.map(of), ...plan.measures.flatMap((m) => (m.nonNull ? [`count("${m.name}")`] : [])), 'count(*)'].join(', '),
-  )
+  const counts = options.counts ? [...plan.measures.flatMap((m) => (m.nonNull ? [`count("${m.name}")`] : [])), 'count(*)'] : []
+  return sql.raw([...plan.measures.map(of), ...counts].join(', '))
 }
 
 /**
@@ -174,14 +211,15 @@ export function recomputeFleetMonths(p: RollupParts, f: FleetTable, plan: FleetP
   return sql`
     with gone as (delete from ${sql.raw(f.qualified)} where month = any(${months}::date[]) returning 1)
     insert into ${sql.raw(f.qualified)} (${fleetColumns(f, plan)})
-    select ${fleetKey(f)}, ${combined(plan)} from ${sql.raw(p.target.qualified)}
+    select ${fleetKey(f)}, ${combined(plan, { counts: true })} from ${sql.raw(p.target.qualified)}
     where month = any(${months}::date[]) and (select count(*) from gone) >= 0
     group by ${fleetKey(f)}`
 }
 
 /**
- * The whole fleet level from the rollup table: what `create` fills a new fleet table with; with
- * `onlyIntoEmpty`, nothing when the level holds a row (a migration script run again).
+ * The whole level from the rollup table (a per-tenant level: grouped by tenant too): what `create`
+ * fills a new level with; with `onlyIntoEmpty`, nothing when the level holds a row (a migration
+ * script run again).
  *
  * ### Examples
  * ```ts
@@ -195,6 +233,7 @@ export function fillFleet(
   options: { onlyIntoEmpty?: boolean } = {},
 ): RawBuilder<unknown> {
   const empty = options.onlyIntoEmpty ? sql` where not exists (select from ${sql.raw(f.qualified)})` : sql``
+  const key = f.perTenant ? sql`tenant_id, ${fleetKey(f)}` : fleetKey(f)
   return sql`insert into ${sql.raw(f.qualified)} (${fleetColumns(f, plan)})
-    select ${fleetKey(f)}, ${combined(plan)} from ${sql.raw(p.target.qualified)}${empty} group by ${fleetKey(f)}`
+    select ${key}, ${combined(plan, { counts: !f.perTenant })} from ${sql.raw(p.target.qualified)}${empty} group by ${key}`
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { InvalidArgumentError, toPgScaleError } from '../../errors.js'
-import { ALL_TENANTS_SETTING, fleetSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
+import { ALL_TENANTS_SETTING, fleetSecurityDdl, rowSecurityDdl, rowSecurityOn } from '../../db/security/row-security.js'
 import { assertIdentifier, assertQualifiedName, fitIdentifier } from '../../sql/identifier.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { sketchKind, type FleetTable, type RollupMigrationOptions, type RollupTable } from '../config/index.js'
@@ -13,13 +13,33 @@ import { fillFleet, fleetKeyConstraint } from './fleet-sql.js'
 export interface FleetTableConfig {
   /** The rollup table it combines (from `rollupTable`). */
   of: RollupTable
-  /** The group columns it keeps: a subset of the rollup table's (default all of them; `[]`: one row per month). */
+  /**
+   * The group columns it keeps: a subset of the rollup table's (default all of them; `[]`: one row
+   * per month). With `perTenant`, default `[]`, and at least one group must be dropped.
+   */
   groupBy?: readonly string[]
+  /**
+   * Keep the tenant: one row per tenant, local month and kept group (`tenant_id` leads the key),
+   * the dropped groups combined — what a view with tenant detail but no dropped group reads (the
+   * top 20 tenants per month). Written by the tenant's own refresh statement (no lock of other
+   * tenants' buckets); under row-level security it has the rollup table's tenant policy.
+   */
+  perTenant?: boolean
 }
 
 /** The comment that marks a table as the fleet level of a rollup table: how a rollup that declares none finds one. */
 export function fleetMarker(of: Pick<RollupTable, 'qualified'>): string {
   return `pgscale.fleet:${of.qualified}`
+}
+
+/** The comment that marks a table as a per-tenant level of a rollup table (`perTenant`). */
+export function tenantLevelMarker(of: Pick<RollupTable, 'qualified'>): string {
+  return `pgscale.fleet.tenant:${of.qualified}`
+}
+
+/** The marker of `level`'s kind. */
+export function levelMarker(level: Pick<FleetTable, 'of' | 'perTenant'>): string {
+  return level.perTenant ? tenantLevelMarker(level.of) : fleetMarker(level.of)
 }
 
 /** The plans of declared fleet levels (set when a `MonthlyRollup` declares the level): what `create` fills by. */
@@ -39,11 +59,19 @@ export function bindFleetPlan(fleet: FleetTable, plan: FleetPlan): void {
  * `readAcross` reads it when a view needs no tenant detail. `create` fills it from the rollup
  * table, so declare the `MonthlyRollup` (which checks that every measure combines) first.
  *
+ * With `perTenant: true` it keeps the tenant and drops groups instead: one row per tenant, month
+ * and kept group (`groupBy`, default `[]`), written by each tenant refresh's own statement from the
+ * rows it wrote; `readAcross` reads it for a view with tenant detail (`top`, `perTenant`,
+ * `tenants`) that keeps none of the groups it drops. Declare both kinds as an array.
+ *
  * ### Examples
  * ```ts
  * const expensesFleet = fleetTable('expenses_fleet', { of: expensesMonthly, groupBy: ['category'] })
- * const rollup = new MonthlyRollup({ …, target: expensesMonthly, fleet: expensesFleet })
+ * const expensesByTenant = fleetTable('expenses_by_tenant', { of: expensesMonthly, groupBy: [], perTenant: true })
+ * const rollup = new MonthlyRollup({ …, target: expensesMonthly, fleet: [expensesFleet, expensesByTenant] })
  * await expensesFleet.create(db) // filled from expenses_monthly
+ * await expensesByTenant.create(db)
+ * await rollup.readAcross(db, { from: '2025-10', to: '2025-12', groupBy: [], top: { by: 'total', n: 20 } }) // reads expenses_by_tenant
  * ```
  */
 export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
@@ -55,21 +83,30 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
   const all = of.groupBy.map((g) => g.name)
   if (config.groupBy !== undefined && !Array.isArray(config.groupBy))
     throw new InvalidArgumentError('fleetTable: groupBy must be an array of the rollup table’s group columns')
-  const wanted = (config.groupBy ?? all).map((g) => assertIdentifier(g, 'fleet groupBy column'))
+  if (config.perTenant !== undefined && typeof config.perTenant !== 'boolean')
+    throw new InvalidArgumentError('fleetTable: perTenant must be a boolean')
+  const perTenant = config.perTenant === true
+  const wanted = (config.groupBy ?? (perTenant ? [] : all)).map((g) => assertIdentifier(g, 'fleet groupBy column'))
   const unknown = wanted.find((g) => !all.includes(g))
   if (unknown) throw new InvalidArgumentError(`fleetTable: ${unknown} is not a group column of ${of.name} [${all}]`)
   if (new Set(wanted).size !== wanted.length) throw new InvalidArgumentError('fleetTable: a group column is named twice')
   const groupBy = all.filter((g) => wanted.includes(g))
+  if (perTenant && groupBy.length === all.length)
+    throw new InvalidArgumentError(
+      `fleetTable: a per-tenant level must drop a group of ${of.name} [${all}]: keeping them all, it would be the rollup table`,
+    )
   const qualified = quoteQualified(schema, table)
   if (qualified === of.qualified) throw new InvalidArgumentError('fleetTable: the fleet table must not be the rollup table')
-  const nonNullColumns = Object.fromEntries(
-    of.measures.filter((m) => isExactNumberType(m.type)).map((m) => [m.name, fitIdentifier('pgscale_nn', m.name)]),
-  )
+  // A per-tenant level is rewritten from the rows its tenant's statement wrote: no delta counts.
+  const nonNullColumns = perTenant
+    ? {}
+    : Object.fromEntries(of.measures.filter((m) => isExactNumberType(m.type)).map((m) => [m.name, fitIdentifier('pgscale_nn', m.name)]))
   const fleet: FleetTable = {
     name,
     qualified,
     of,
     groupBy,
+    perTenant,
     nonNullColumns,
     ddl: () => fleetDdl(fleet),
     create: (db) => typed(createFleet(db, fleet)),
@@ -90,25 +127,33 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
   return fleet
 }
 
-/** The fleet table's DDL: the extensions its sketches need, the table, its marker comment, its row-level security (an `rls` rollup's). */
+/**
+ * The fleet table's DDL: the extensions its sketches need, the table, its marker comment, its
+ * row-level security (an `rls` rollup's: the fleet-wide policy, or a per-tenant level's tenant policy).
+ */
 function fleetDdl(f: FleetTable): string[] {
   const sketches = [...new Set(f.of.measures.flatMap((m) => sketchKind(m.type) ?? []))]
   const types = new Map(f.of.groupBy.map((g) => [g.name, g.type]))
   const table = f.qualified.split('"."').pop()!.replace(/"/g, '')
+  const key = [...(f.perTenant ? ['tenant_id'] : []), 'month', ...f.groupBy.map((g) => `"${g}"`)].join(', ')
   const definitions = [
+    ...(f.perTenant ? [`tenant_id ${f.of.tenantType} not null`] : []),
     'month date not null',
     ...f.groupBy.map((g) => `"${g}" ${types.get(g)}`),
     ...f.of.measures.map((m) => `"${m.name}" ${m.type}`),
     ...Object.values(f.nonNullColumns).map((c) => `"${c}" integer not null`),
-    'pgscale_buckets integer not null',
-    `constraint "${fleetKeyConstraint(f)}" unique nulls not distinct (month${f.groupBy.map((g) => `, "${g}"`).join('')})`,
+    ...(f.perTenant ? [] : ['pgscale_buckets integer not null']),
+    `constraint "${fleetKeyConstraint(f)}" unique nulls not distinct (${key})`,
     `constraint "${fitIdentifier(table, 'month_is_first_day')}" check (extract(day from month) = 1)`,
   ]
+  const security = f.perTenant
+    ? rowSecurityDdl(f.qualified, { textTenant: /^(text|varchar|character varying)/i.test(f.of.tenantType) })
+    : fleetSecurityDdl(f.qualified)
   return [
     ...sketches.map((kind) => `create extension if not exists ${kind}`),
     `create table if not exists ${f.qualified} (\n  ${definitions.join(',\n  ')}\n)`,
-    `comment on table ${f.qualified} is '${fleetMarker(f.of).replace(/'/g, "''")}'`,
-    ...(f.of.isolation === 'rls' ? fleetSecurityDdl(f.qualified) : []),
+    `comment on table ${f.qualified} is '${levelMarker(f).replace(/'/g, "''")}'`,
+    ...(f.of.isolation === 'rls' ? security : []),
   ]
 }
 
@@ -149,7 +194,8 @@ async function createFleet(db: Kysely<any>, f: FleetTable): Promise<void> {
   if (rows[0]?.present) {
     // A level made before its rollup table's isolation was asked for gets its policy (the owner's migration).
     if (f.of.isolation === 'rls' && !(await rowSecurityOn(db, [f.qualified])))
-      for (const statement of fleetSecurityDdl(f.qualified)) await sql.raw(statement).execute(db)
+      for (const statement of fleetDdl(f).filter((s) => /^(alter table|drop policy|create policy)/.test(s)))
+        await sql.raw(statement).execute(db)
     return
   }
   const sketches = [...new Set(f.of.measures.flatMap((m) => sketchKind(m.type) ?? []))]

@@ -1,9 +1,11 @@
 /**
- * Fleet rollups: a rollup's optional second level without the tenant — one row per local month
- * and kept group, every measure combined over all tenants — declared with `fleetTable` and kept by
- * the rollup's own refreshes, rebuilds and drains in the transactions that change its tenant
- * buckets (deltas of sums, or the touched months recomputed from the rollup table), read by
- * `readAcross` when a view needs no tenant detail. Installed into the rollup's context through the
+ * Fleet rollups: a rollup's optional coarser levels — without the tenant (one row per local month
+ * and kept group, every measure combined over all tenants), or per tenant (`perTenant`: one row
+ * per tenant, month and kept group, the dropped groups combined) — declared with `fleetTable` and
+ * kept by the rollup's own refreshes, rebuilds and drains in the transactions that change its
+ * tenant buckets (deltas of sums, the touched months recomputed from the rollup table, or a
+ * per-tenant level's rows rewritten from the rows the tenant statement wrote), read by
+ * `readAcross` when they answer a view. Installed into the rollup's context through the
  * hooks its bucket operations call (`FleetHooks`), so they need not know it.
  *
  * May import: ../buckets, ../schema, ../sql, ../config, src/db, src/sql, src/util, src/errors.ts.

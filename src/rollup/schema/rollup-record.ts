@@ -36,7 +36,22 @@ export interface RecordedRollup {
    * it keeps. Absent in records written before fleet levels were recorded (and for rollups without
    * one): `recordedRollups` then finds a level from its table's marker comment.
    */
-  fleet?: { name: string; groupBy: string[] }
+  fleet?: RecordedLevel
+  /**
+   * Every level the rollup declares, in order, when it declares more than one (`fleet` is then the
+   * first): read before `fleet` by `MonthlyRollup.fromRecord`.
+   */
+  levels?: RecordedLevel[]
+}
+
+/** A recorded level (`fleetTable`): its table as given, the groups it keeps, and `perTenant` when it keeps the tenant. */
+export interface RecordedLevel {
+  /** The level's table as given (`expenses_fleet` or `schema.expenses_fleet`). */
+  name: string
+  /** The groups it keeps. */
+  groupBy: string[]
+  /** Present when it keeps the tenant (`fleetTable(…, { perTenant: true })`). */
+  perTenant?: true
 }
 
 const KIND = 'rollup:'
@@ -107,8 +122,19 @@ export function rollupRecord(parts: RollupParts): RecordedRollup | undefined {
     measures: measures as RecordedRollup['measures'],
     where,
     zone: parts.zone,
-    ...(parts.fleet ? { fleet: { name: parts.fleet.name, groupBy: [...parts.fleet.groupBy] } } : {}),
+    ...recordedLevels(parts),
   }
+}
+
+/** `fleet` (the first level) and, with more than one, `levels`: what the record keeps of the rollup's levels. */
+function recordedLevels(parts: Pick<RollupParts, 'fleet' | 'levels'>): Pick<RecordedRollup, 'fleet' | 'levels'> {
+  const levels = (parts.levels ?? (parts.fleet ? [parts.fleet] : [])).map((l): RecordedLevel => ({
+    name: l.name,
+    groupBy: [...l.groupBy],
+    ...(l.perTenant ? { perTenant: true as const } : {}),
+  }))
+  if (!levels.length) return {}
+  return levels.length > 1 ? { fleet: levels[0]!, levels } : { fleet: levels[0]! }
 }
 
 /** Removes the rollup's record wherever it is kept (in `untrack`'s transaction). */
