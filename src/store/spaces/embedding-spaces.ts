@@ -29,7 +29,7 @@ import {
   type EmbeddingSpace,
   type EmbeddingSpaceConfig,
 } from './space-config.js'
-import { spaceDiff, type SpaceDiff } from './space-diff.js'
+import { spaceDiff } from './space-diff.js'
 import { spaceTenantTuning, tuneInSpace, tuneOption, type SpaceTenantTuning, type SpaceTuner } from './space-tuning.js'
 import {
   embedAndWrite,
@@ -127,9 +127,6 @@ export interface SpacesHost<S extends SpaceStore = SpaceStore> {
 /** How many times `migrateTenant({ switch: true })` tries to switch while writes keep coming in. */
 const MAX_SWITCH_ATTEMPTS = 8
 
-/** What the switch runs under its lock: the whole-tenant diff, or its change-log scoped form, with the upsert of the chunks it embeds. */
-type FlipDiff = Pick<SpaceDiff, 'deleteGone' | 'syncMetadata' | 'pending' | 'countPending' | 'upsert'>
-
 interface StateRow {
   tenant_id: string
   active: string
@@ -140,6 +137,12 @@ interface StateRow {
   embed_calls: string
   started_at: Date | null
   updated_at: Date
+  /**
+   * Read only where the store has the change log: whether it holds every key written since the
+   * tenant's spaces were last compared whole or made equal (a migration begun, a flip) — false for
+   * a migration or a switch made before the store had the log.
+   */
+  changes_logged?: boolean
 }
 
 /**
@@ -264,14 +267,14 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
    * a space has no state table); with `via` (a transaction of the spaces' own work, which runs only
    * once a space exists) nothing else is sent on another connection — PGlite has one.
    */
-  async #stateRow(tenantId: string, via?: Pick<Database, 'executeQuery'>, lock = ''): Promise<StateRow | undefined> {
+  async #stateRow(tenantId: string, via?: Pick<Database, 'executeQuery'>, lock = '', logged = false): Promise<StateRow | undefined> {
     if (via === undefined && !this.#catalog) {
       if ((await this.list()).length === 1) return undefined
       this.#catalog = true
     }
     const { rows } = await (via ?? this.#host.db).executeQuery<StateRow>(
       CompiledQuery.raw(
-        `select tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at
+        `select tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at${logged ? ', changes_logged' : ''}
         from ${spaceTables(this.#host.config).tenants} where tenant_id = $1 ${lock}`,
         [tenantId],
       ),
@@ -308,34 +311,8 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     const target = await this.store(to)
     const { db, config } = this.#host
     const tables = spaceTables(config)
-    // Start (or resume) the migration: the state row says where the tenant goes; the chunks
-    // already in the target with their current content are the checkpoint. The row is locked
-    // first, so writes in flight (which hold it `FOR KEY SHARE` through the guard and did not log
-    // their keys) commit before the backfill's first pass: every write after it is logged.
-    const { rows } = await db.transaction(async (trx) => {
-      await trx.executeQuery(CompiledQuery.raw(`select 1 from ${tables.tenants} where tenant_id = $1 for update`, [tenantId]))
-      return trx.executeQuery<{ active: string; target: string | null }>(
-        CompiledQuery.raw(
-          `insert into ${tables.tenants} as s (tenant_id, target, state, started_at, updated_at) values ($1, $2, 'backfilling', now(), now())
-         on conflict (tenant_id) do update set
-           target = excluded.target, state = 'backfilling', updated_at = now(),
-           started_at = case when s.target = excluded.target then s.started_at else now() end,
-           embedded = case when s.target = excluded.target then s.embedded else 0 end,
-           embed_calls = case when s.target = excluded.target then s.embed_calls else 0 end
-         where s.active <> excluded.target and (s.target is null or s.target = excluded.target)
-         returning active, target`,
-          [tenantId, to],
-        ),
-      )
-    })
-    if (rows.length === 0) {
-      const state = await this.state(tenantId)
-      if (state.active === to) throw new EmbeddingSpaceError(`tenant ${tenantId} already searches "${to}"`)
-      throw new EmbeddingSpaceError(
-        `tenant ${tenantId} is migrating to "${state.target}": finish it (switchTenant) or cancelMigration first`,
-      )
-    }
-    const from = await this.store(rows[0]!.active)
+    const active = await this.#beginMigration(tenantId, to)
+    const from = await this.store(active)
     const backfill = () =>
       runBackfill({
         db,
@@ -374,6 +351,45 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
         tuning: more.tuning && { ...more.tuning, tunedNow: more.tuning.tunedNow || result.tuning?.tunedNow === true },
       }
     }
+  }
+
+  /**
+   * Starts (or resumes) a migration: the state row says where the tenant goes; the chunks already
+   * in the target with their current content are the checkpoint. Resolves to the space it searches.
+   */
+  async #beginMigration(tenantId: string, to: string): Promise<string> {
+    const tables = spaceTables(this.#host.config)
+    // The row is locked first, so writes in flight (which hold it `FOR KEY SHARE` through the guard
+    // and did not log their keys) commit before the backfill's first pass: every write after it is
+    // logged. A migration begun (not resumed) where the store has the change log is logged from here.
+    const logged = (await this.#hasChangeLog()) ? 'true' : undefined
+    const { rows } = await this.#host.db.transaction(async (trx) => {
+      await trx.executeQuery(CompiledQuery.raw(`select 1 from ${tables.tenants} where tenant_id = $1 for update`, [tenantId]))
+      return trx.executeQuery<{ active: string; target: string | null }>(
+        CompiledQuery.raw(
+          `insert into ${tables.tenants} as s (tenant_id, target, state, started_at, updated_at${logged ? ', changes_logged' : ''})
+           values ($1, $2, 'backfilling', now(), now()${logged ? ', true' : ''})
+         on conflict (tenant_id) do update set
+           target = excluded.target, state = 'backfilling', updated_at = now(),${
+             logged ? '\n           changes_logged = case when s.target = excluded.target then s.changes_logged else true end,' : ''
+           }
+           started_at = case when s.target = excluded.target then s.started_at else now() end,
+           embedded = case when s.target = excluded.target then s.embedded else 0 end,
+           embed_calls = case when s.target = excluded.target then s.embed_calls else 0 end
+         where s.active <> excluded.target and (s.target is null or s.target = excluded.target)
+         returning active, target`,
+          [tenantId, to],
+        ),
+      )
+    })
+    if (rows.length === 0) {
+      const state = await this.state(tenantId)
+      if (state.active === to) throw new EmbeddingSpaceError(`tenant ${tenantId} already searches "${to}"`)
+      throw new EmbeddingSpaceError(
+        `tenant ${tenantId} is migrating to "${state.target}": finish it (switchTenant) or cancelMigration first`,
+      )
+    }
+    return rows[0]!.active
   }
 
   /** A space's store as the tuning of one tenant sees it. */
@@ -444,14 +460,19 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     // the last backfill pass embedded while writes go on — the lock then waits only for those
     // written during this pass.
     if (row?.target && row.target === target) await this.#beforeSwitch(tenantId, row.active, row.target, options, catchUp)
-    return this.#flip(tenantId, catchUp, 'logged', (locked) => {
-      if (!locked || !locked.target || locked.target !== target) {
-        throw new EmbeddingSpaceError(
-          `tenant ${tenantId} is not migrating${target ? ` to "${target}"` : ''}: store.migrateTenant(${JSON.stringify(tenantId)}, { to, embed }) first`,
-        )
-      }
-      return { to: locked.target, state: 'switched' }
-    })
+    return this.#flip(
+      tenantId,
+      catchUp,
+      (locked) => {
+        if (!locked || !locked.target || locked.target !== target) {
+          throw new EmbeddingSpaceError(
+            `tenant ${tenantId} is not migrating${target ? ` to "${target}"` : ''}: store.migrateTenant(${JSON.stringify(tenantId)}, { to, embed }) first`,
+          )
+        }
+        return { to: locked.target, state: 'switched' }
+      },
+      row,
+    )
   }
 
   /**
@@ -487,7 +508,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
   /** Flips the tenant back to the space it searched before: see {@link PgVectorStore.rollbackTenant}. */
   async rollbackTenant(tenantId: string): Promise<TenantSpaceState> {
     assertId(tenantId, 'tenant id')
-    return this.#flip(tenantId, undefined, 'whole', (row) => {
+    return this.#flip(tenantId, undefined, (row) => {
       if (!row?.previous) throw new EmbeddingSpaceError(`tenant ${tenantId} has no previous space to roll back to`)
       if (row.target) throw new EmbeddingSpaceError(`tenant ${tenantId} is migrating to "${row.target}": cancelMigration first`)
       return { to: row.previous, state: 'rolled_back' }
@@ -498,67 +519,65 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
    * The switch and the rollback: the tenant's state row locked `FOR UPDATE` (writes in flight,
    * which hold it `FOR KEY SHARE` through the guard, finish first; new ones wait), deletions and
    * metadata brought over, then — only if no chunk lacks the new space's vector of its current
-   * text — the flip. Under the lock, in one transaction. A switch (`scope` 'logged') compares only
-   * the keys the guard logged since the migration began, and empties that log; a rollback (or a
-   * store whose bookkeeping predates the log) compares the tenant's rows whole.
+   * text — the flip. Under the lock, in one transaction. Where the store has the change log, a
+   * switch compares only the keys the guard logged since the migration began (the backfill's full
+   * passes began after it), and a rollback only those logged since that switch; the flip empties
+   * the log. A store whose bookkeeping predates the log, or a rollback of a switch made before it,
+   * compares the tenant's rows whole.
    */
   async #flip(
     tenantId: string,
     catchUp: { embed: EmbedTexts; limit: number } | undefined,
-    scope: 'logged' | 'whole',
     decide: (row: StateRow | undefined) => { to: string; state: TenantSpaceState['state'] },
+    seen?: StateRow,
   ): Promise<TenantSpaceState> {
     const { db, config } = this.#host
     const tables = spaceTables(config)
     const maintenance = scopedHandle(db, { [SPACE_MAINTENANCE_SETTING]: 'on' })
-    // Every space's store opened first (and the log looked for): inside the transaction nothing goes to another connection.
-    const spaces = await this.list()
+    // The spaces the tenant's row names opened first (each store once per process), and the log
+    // looked for: inside the transaction nothing goes to another connection.
+    const before = seen ?? (await this.#stateRow(tenantId))
     const stores = new Map<string, S>()
-    for (const s of spaces) stores.set(s.name, await this.store(s.name))
-    const logging = scope === 'logged' && (await this.#hasChangeLog())
+    for (const name of [before?.active ?? DEFAULT_SPACE, before?.target, before?.previous])
+      if (name && !stores.has(name)) stores.set(name, await this.store(name))
+    const logging = await this.#hasChangeLog()
     const result = await maintenance.transaction(async (trx) => {
-      const row = await this.#stateRow(tenantId, trx, 'for update')
+      const row = await this.#stateRow(tenantId, trx, 'for update', logging)
       const { to, state } = decide(row)
       const from = stores.get(row!.active)?.config
       const into = stores.get(to)?.config
-      if (!from || !into) throw new EmbeddingSpaceError(`no embedding space "${from ? to : row!.active}"`)
-      const full = spaceDiff(from, into)
-      const logged = logging ? changeLogDiff(from, into, tables.changes) : undefined
-      const diff: FlipDiff = logged ? { ...logged, upsert: full.upsert } : full
-      await trx.executeQuery(CompiledQuery.raw(diff.deleteGone, [tenantId]))
-      await trx.executeQuery(CompiledQuery.raw(diff.syncMetadata, [tenantId]))
-      const run = (text: string, params: unknown[]) => trx.executeQuery(CompiledQuery.raw(text, [tenantId, ...params]))
-      // Under the lock nothing new arrives: when the catch-up saw all that was missing (at most its
-      // limit) and embedded it, nothing is; otherwise count what is (for the refusal's message).
-      let caughtUp = false
-      if (catchUp && catchUp.limit > 0) {
-        // The few chunks written since the last pass, embedded under the lock (writes wait meanwhile).
-        const { rows: late } = await trx.executeQuery<PendingRow>(CompiledQuery.raw(diff.pending, [tenantId, catchUp.limit + 1]))
-        if (late.length <= catchUp.limit) {
-          if (late.length > 0) await embedAndWrite(run, diff.upsert, into, late, catchUp.embed)
-          caughtUp = true
-        }
-      }
-      const pending = caughtUp
-        ? 0
-        : ((await trx.executeQuery<{ n: number }>(CompiledQuery.raw(diff.countPending, [tenantId]))).rows[0]?.n ?? 0)
-      if (pending > 0) {
+      if (!from || !into) throw new EmbeddingSpaceError(`tenant ${tenantId}'s spaces changed while this switch began: try it again`)
+      const whole = spaceDiff(from, into)
+      const diff = logging && row!.changes_logged ? changeLogDiff(from, into, tables.changes) : whole
+      // Deletions and metadata brought over, and the chunks still lacking their vector read, in one
+      // statement. Under the lock nothing new arrives: when the catch-up can embed all of them
+      // (at most its limit), nothing is left; otherwise the switch refuses, with their count.
+      const limit = catchUp?.limit ?? 0
+      const { rows: late } = await trx.executeQuery<PendingRow>(CompiledQuery.raw(diff.settle, [tenantId, limit + 1]))
+      if (late.length > limit) {
+        const { rows } = await trx.executeQuery<{ n: number }>(CompiledQuery.raw(diff.countPending, [tenantId]))
+        const pending = rows[0]?.n ?? late.length
         throw new EmbeddingSpaceError(
           `tenant ${tenantId}: ${pending} chunk(s) of "${row!.active}" have no vector of their current text in "${to}" (written since the backfill): ` +
             `run store.migrateTenant(${JSON.stringify(tenantId)}, { to: '${to}', embed }) again — it embeds only those — then switch`,
           { pending },
         )
       }
+      // The few chunks written since the last pass, embedded under the lock (writes wait meanwhile).
+      const run = (text: string, params: unknown[]) => trx.executeQuery(CompiledQuery.raw(text, [tenantId, ...params]))
+      if (late.length > 0) await embedAndWrite(run, whole.upsert, into, late, catchUp!.embed)
+      // The flip; what the log held is in line now, and it logs for the rollback from here.
       const { rows: flipped } = await trx.executeQuery<StateRow>(
         CompiledQuery.raw(
-          `update ${tables.tenants} set active = $2, previous = active, target = null, state = $3, switched_at = now(), updated_at = now()
+          `with flipped as (update ${tables.tenants} set active = $2, previous = active, target = null, state = $3,
+             switched_at = now(), updated_at = now()${logging ? ', changes_logged = true' : ''}
            where tenant_id = $1
-           returning tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at`,
+           returning tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at)
+           ${logging ? `, cleared as (delete from ${tables.changes} where tenant_id = $1)` : ''}
+           select * from flipped`,
           [tenantId, to, state],
         ),
       )
-      // The tenant migrates no more: its log is done with (the guard stops logging with the flip).
-      if (logged) await trx.executeQuery(CompiledQuery.raw(logged.clear, [tenantId]))
       return toState(tenantId, flipped[0])
     })
     await this.#host.journal.committed([tenantId], db)
@@ -604,6 +623,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     const store = await this.store(space)
     const { config } = this.#host
     const maintenance = scopedHandle(this.#host.db, { [SPACE_MAINTENANCE_SETTING]: 'on' })
+    const logging = await this.#hasChangeLog()
     const deleted = await maintenance.transaction(async (trx) => {
       const row = await this.#stateRow(tenantId, trx, 'for update')
       const active = row?.active ?? DEFAULT_SPACE
@@ -618,12 +638,15 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
           [tenantId],
         ),
       )
-      await trx.executeQuery(
+      const { rows: released } = await trx.executeQuery(
         CompiledQuery.raw(
-          `update ${spaceTables(config).tenants} set previous = null, updated_at = now() where tenant_id = $1 and previous = $2`,
+          `update ${spaceTables(config).tenants} set previous = null, updated_at = now() where tenant_id = $1 and previous = $2 returning 1`,
           [tenantId, space],
         ),
       )
+      // Nothing to roll back to and no migration: the tenant's writes are logged no more, nor is what was.
+      if (logging && released.length > 0 && !row?.target)
+        await trx.executeQuery(CompiledQuery.raw(`delete from ${spaceTables(config).changes} where tenant_id = $1`, [tenantId]))
       return rows[0]?.n ?? 0
     })
     await this.#host.journal.committed([tenantId], this.#host.db)

@@ -17,7 +17,9 @@ export const SPACE_MAINTENANCE_SETTING = 'pgscale.space_maintenance'
  * app's own SQL or another process — and lets the write through only when the row's tenant
  * searches that space or is migrating to it; it reads the tenant's state row `FOR KEY SHARE`, so
  * a switch (which locks the row `FOR UPDATE`) waits for writes in flight and the writes after it
- * see the new state. A tenant without a state row searches the `default` space.
+ * see the new state. A tenant without a state row searches the `default` space. While the tenant
+ * migrates, or keeps a previous space to roll back to, the guard also logs each key written in the
+ * change log (`<table>_space_changes`): what the switch and the rollback compare under their lock.
  *
  * ### Examples
  * ```ts
@@ -47,7 +49,11 @@ export function spaceCatalogDdl(config: ResolvedStoreConfig): string[] {
       updated_at timestamptz not null default now(),
       switched_at timestamptz)`,
     ...(config.isolation === 'rls' ? rowSecurityDdl(t.tenants) : []),
-    // Before the guard that writes it: where this table exists, the guard logs (spaceChangeLog).
+    // Before the log (whose presence says this column is there): whether the log holds every key
+    // written since the tenant's spaces were last made equal — the switch or rollback then
+    // compares only those (false for a migration begun before the store had the log).
+    `alter table ${t.tenants} add column if not exists changes_logged boolean not null default false`,
+    // Before the guard that writes it: where this table exists, the guard logs (hasSpaceChangeLog).
     `create table if not exists ${t.changes} (
       tenant_id text collate "C" not null,
       document_id text collate "C" not null,
@@ -60,15 +66,17 @@ declare
   tenant text := case when tg_op = 'DELETE' then old.tenant_id else new.tenant_id end;
   searched text;
   migrating text;
+  kept text;
 begin
   if current_setting('${SPACE_MAINTENANCE_SETTING}', true) = 'on' then
     return case when tg_op = 'DELETE' then old else new end;
   end if;
-  select s.active, s.target into searched, migrating from ${t.tenants} s where s.tenant_id = tenant for key share;
+  select s.active, s.target, s.previous into searched, migrating, kept from ${t.tenants} s where s.tenant_id = tenant for key share;
   if coalesce(searched, '${DEFAULT_SPACE}') = tg_argv[0] or migrating = tg_argv[0] then
     -- While the tenant migrates, every key written (in either space) is logged: the switch looks
-    -- only at these under its lock. An update that moves a row logs both keys.
-    if migrating is not null then
+    -- only at these under its lock; and while it keeps a previous space, for the rollback. An
+    -- update that moves a row logs both keys.
+    if migrating is not null or kept is not null then
       if tg_op <> 'DELETE' then
         insert into ${t.changes} (tenant_id, document_id, chunk_index) values (new.tenant_id, new.document_id, new.chunk_index);
       end if;

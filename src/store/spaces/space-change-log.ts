@@ -17,6 +17,8 @@ export interface ChangeLogDiff {
   deleteGone: string
   /** Copies metadata from `from` for logged keys of the same content; returns how many. */
   syncMetadata: string
+  /** `deleteGone`, `syncMetadata` and `pending` in one statement, as `SpaceDiff.settle`. */
+  settle: string
   /**
    * Deletes the log rows whose key is in line now (the same content and metadata in both spaces, or
    * in neither). Safe beside writers: a write this statement does not see logged a row it does not
@@ -41,17 +43,19 @@ export function changeLogDiff(from: ResolvedStoreConfig, to: ResolvedStoreConfig
   const b = to.qualified
   const keys = `(select distinct c.document_id, c.chunk_index from ${changes} c where c.tenant_id = $1)`
   const at = (t: string, k: string) => `${t}.tenant_id = $1 and ${t}.document_id = ${k}.document_id and ${t}.chunk_index = ${k}.chunk_index`
+  const gone = `delete from ${b} b using ${keys} k where ${at('b', 'k')}
+        and not exists (select 1 from ${a} a where ${at('a', 'b')}) returning 1`
+  const synced = `update ${b} b set metadata = a.metadata from ${a} a, ${keys} k
+        where ${at('a', 'k')} and ${at('b', 'a')} and b.content = a.content and b.metadata is distinct from a.metadata returning 1`
   const lacking = `from ${a} a join ${keys} k on a.document_id = k.document_id and a.chunk_index = k.chunk_index
       where a.tenant_id = $1 and not exists (select 1 from ${b} b where ${at('b', 'a')} and b.content = a.content)`
+  const pending = `select a.document_id, a.chunk_index, a.content, a.metadata ${lacking} order by a.document_id, a.chunk_index limit $2`
   return {
-    pending: `select a.document_id, a.chunk_index, a.content, a.metadata ${lacking} order by a.document_id, a.chunk_index limit $2`,
+    pending,
     countPending: `select count(*)::int as n ${lacking}`,
-    deleteGone: `with gone as (delete from ${b} b using ${keys} k where ${at('b', 'k')}
-        and not exists (select 1 from ${a} a where ${at('a', 'b')}) returning 1)
-      select count(*)::int as n from gone`,
-    syncMetadata: `with synced as (update ${b} b set metadata = a.metadata from ${a} a, ${keys} k
-        where ${at('a', 'k')} and ${at('b', 'a')} and b.content = a.content and b.metadata is distinct from a.metadata returning 1)
-      select count(*)::int as n from synced`,
+    deleteGone: `with gone as (${gone}) select count(*)::int as n from gone`,
+    syncMetadata: `with synced as (${synced}) select count(*)::int as n from synced`,
+    settle: `with gone as (${gone}), synced as (${synced}) ${pending}`,
     prune: `delete from ${changes} c where c.tenant_id = $1 and (
         exists (select 1 from ${a} a join ${b} b on ${at('b', 'a')}
           where ${at('a', 'c')} and b.content = a.content and b.metadata = a.metadata)

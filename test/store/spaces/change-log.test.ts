@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { PgVectorStore, type Database } from '../../../src/index.js'
+import { EmbeddingSpaceError, PgVectorStore, type Database } from '../../../src/index.js'
 import { NEEDS_SERVER, itUnless } from '../../support/skip.js'
 import { testTarget, useTestDatabase } from '../../support/test-database.js'
 import { DIM, NEW_DIM, newModel, oldModel, rowsOf as tenantRows } from './space-fixtures.js'
@@ -139,6 +139,46 @@ describe('the switch looks at the keys written since the backfill (the change lo
     await store.switchTenant('acme', 'v2')
     expect((await rowsOf('sp_log_cancel__v2', 'acme')).map((r) => r.content)).toEqual(['two', 'three'])
     expect(await count()).toBe(0)
+    await store.close()
+  })
+
+  it('a rollback compares the writes since the switch: deletions and metadata changes go back with it, a new text refuses it (typed)', async () => {
+    const store = await PgVectorStore.open(t.db, { table: 'sp_log_back', dimensions: DIM })
+    const acme = store.forTenant('acme')
+    for (const d of ['a', 'b', 'c']) await acme.replaceDocument(d, [{ content: d, metadata: { d }, embedding: oldModel(d) }])
+    await store.addSpace({ name: 'v2', dimensions: NEW_DIM })
+    await store.migrateTenant('acme', { to: 'v2', embed, switch: true })
+    const logged = async () =>
+      (
+        await sql<{ n: number }>`select count(*)::int as n from ${sql.table('sp_log_back_space_changes')} where tenant_id = 'acme'`.execute(
+          t.db,
+        )
+      ).rows[0]!.n
+    expect(await logged()).toBe(0)
+    // After the switch the tenant writes its new space (plain SQL): each key is logged for the rollback.
+    await sql`delete from ${sql.table('sp_log_back__v2')} where tenant_id = 'acme' and document_id = 'a'`.execute(t.db)
+    await sql`update ${sql.table('sp_log_back__v2')} set metadata = '{"d": "b2"}' where tenant_id = 'acme' and document_id = 'b'`.execute(
+      t.db,
+    )
+    expect(await logged()).toBe(2)
+    await store.rollbackTenant('acme')
+    const truth = (await rowsOf('sp_log_back__v2', 'acme')).map((r) => [r.key, r.content, r.metadata])
+    expect(truth).toEqual([
+      ['b#0', 'b', { d: 'b2' }],
+      ['c#0', 'c', { d: 'c' }],
+    ])
+    expect((await rowsOf('sp_log_back', 'acme')).map((r) => [r.key, r.content, r.metadata])).toEqual(truth)
+    expect(await logged()).toBe(0)
+    // Rolled back, it writes the old space again: a new text there has no vector in v2, so going forward again is refused.
+    await acme.replaceDocument('d', [{ content: 'new text', embedding: oldModel('new text') }])
+    const refused = await store.rollbackTenant('acme').catch((err: unknown) => err)
+    expect(refused).toBeInstanceOf(EmbeddingSpaceError)
+    expect((refused as EmbeddingSpaceError).pending).toBe(1)
+    expect(await store.migrationStatus('acme')).toMatchObject({ active: 'default', previous: 'v2' })
+    await store.releaseTenantSpace('acme', 'v2')
+    expect(await logged()).toBe(0)
+    await acme.replaceDocument('e', [{ content: 'e', embedding: oldModel('e') }])
+    expect(await logged()).toBe(0) // nothing to roll back to: not logged
     await store.close()
   })
 
