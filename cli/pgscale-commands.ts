@@ -71,8 +71,8 @@ export async function runMigrate(db: Database, config: PgscaleConfig, options: O
       ctx.log(`migrate: rollup ${name}${track ? ' (tracked)' : ''}`)
       await db.transaction(async (trx) => {
         await rollup.parts.target.migration({ runtimeRole }).up(trx)
-        // The fleet level before the tracking (which checks that it exists), filled from the rollup table when new.
-        await rollup.parts.fleet?.migration({ runtimeRole }).up(trx)
+        // The levels before the tracking (which checks that they exist), each filled from the rollup table when new.
+        for (const level of rollup.parts.levels ?? []) await level.migration({ runtimeRole }).up(trx)
         if (track) await rollup.trackingMigration({ runtimeRole }).up(trx)
       })
     }

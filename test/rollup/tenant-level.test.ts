@@ -1,5 +1,9 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { sql, type Kysely } from 'kysely'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { pgscale } from '../../cli/pgscale.js'
 import {
   fleetTable,
   InvalidArgumentError,
@@ -11,6 +15,8 @@ import {
   type RollupTable,
 } from '../../src/index.js'
 import { useRuntimeRole } from '../support/runtime-role.js'
+import { itUnless } from '../support/skip.js'
+import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { useTestDatabase } from '../support/test-database.js'
 
 /**
@@ -319,5 +325,38 @@ describe('under row-level security, through migrationSql and the runtime role', 
       expect(none.n).toBe(0)
     })
     expect(await stored(t.db, s)).toEqual(await truth(t.db, s, false, 'tl_spend'))
+  })
+})
+
+describe('pgscale migrate (the ops CLI) creates every declared level', () => {
+  const needsUrl = itUnless(!t.target.url && 'the ops CLI connects by URL (--pg / DATABASE_URL); PGlite lives in one process')
+  afterAll(() => removeTempDirs())
+
+  needsUrl('both levels made and filled by migrate, then kept by the rollup', async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url))
+    const file = join(tempDir('pgscale-tl-'), 'pgscale.config.ts')
+    writeFileSync(
+      file,
+      `import { sql } from ${JSON.stringify(join(root, 'node_modules/kysely/dist/esm/index.js'))}
+import { defineConfig, fleetTable, MonthlyRollup, rollupTable } from ${JSON.stringify(join(root, 'src/index.ts'))}
+const target = rollupTable('tl_cli', { groupBy: { category: 'text', channel: 'text' }, measures: { total: 'numeric(14,2)', n: 'integer' }, tenantType: 'bigint' })
+const rollup = new MonthlyRollup({
+  source: 'spend', target, at: 'paid_at', tenant: 'tenant_id', groupBy: ['category', 'channel'],
+  measures: { total: sql\`sum(amount)\`, n: sql\`count(*)\` }, zone: ${JSON.stringify(ZONE)},
+  fleet: [fleetTable('tl_cli_fleet', { of: target, groupBy: ['category'] }), fleetTable('tl_cli_by_tenant', { of: target, perTenant: true })],
+})
+export default defineConfig({ rollups: [rollup] })
+`,
+    )
+    const s = declare('tl_cli', { minMax: false })
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    try {
+      expect(await pgscale(['migrate', '--pg', t.url!, '--config', file])).toBe(0)
+    } finally {
+      vi.restoreAllMocks()
+    }
+    for (let tenant = 1; tenant <= 6; tenant++) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
+    expect(await stored(t.db, s)).toEqual(await truth(t.db, s, false))
   })
 })

@@ -149,9 +149,12 @@ function fleetDdl(f: FleetTable): string[] {
   const security = f.perTenant
     ? rowSecurityDdl(f.qualified, { textTenant: /^(text|varchar|character varying)/i.test(f.of.tenantType) })
     : fleetSecurityDdl(f.qualified)
+  // A per-tenant level's month index, as the rollup table's: what readAcross scans (its key serves one tenant's writes).
+  const monthIndex = `create index if not exists "${fitIdentifier(table, 'month')}" on ${f.qualified} (month, tenant_id)`
   return [
     ...sketches.map((kind) => `create extension if not exists ${kind}`),
     `create table if not exists ${f.qualified} (\n  ${definitions.join(',\n  ')}\n)`,
+    ...(f.perTenant ? [monthIndex] : []),
     `comment on table ${f.qualified} is '${levelMarker(f).replace(/'/g, "''")}'`,
     ...(f.of.isolation === 'rls' ? security : []),
   ]
