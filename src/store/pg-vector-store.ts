@@ -572,7 +572,8 @@ export class PgVectorStore {
    * deletions and metadata brought over, the chunks written during that pass embedded (at most
    * `maxEmbedUnderLock`), and — only if every chunk then has the new space's vector of its current
    * text — the flip; otherwise an {@link EmbeddingSpaceError} with `pending` (run `migrateTenant`
-   * again). A tenant whose own index in the new space is not tuned is refused (`untuned`) unless
+   * again). Under the lock it looks only at the keys written since the migration began (the space
+   * guard logs them), so its time does not grow with the tenant. A tenant whose own index in the new space is not tuned is refused (`untuned`) unless
    * `allowUntuned`. The old space is kept, frozen, for {@link rollbackTenant}.
    *
    * ### Examples
