@@ -4,6 +4,7 @@ import { connect, InvalidArgumentError, MigrationRequiredError, MonthlyRollup, r
 import { fleetTable, type FleetTable, type RollupTable } from '../../src/bench-kit.js'
 import { itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
+import { canonicalRows } from './canonical-rows.js'
 
 /**
  * Fleet rollups (`fleetTable`): the level without the tenant, kept by the rollup's own refreshes,
@@ -67,24 +68,7 @@ async function truth(db: Kysely<any>, keep: string[], minMax: boolean) {
   return norm(rows)
 }
 
-/** Numbers and numeric text alike: trailing zeros dropped. */
-function canonical(v: unknown): string | null {
-  if (v === null || v === undefined) return null
-  const text = String(v)
-  if (!/^-?\d+(\.\d+)?$/.test(text)) return text
-  return text.includes('.') ? text.replace(/\.?0+$/, '') : text
-}
-
-const norm = (rows: ReadonlyArray<Record<string, unknown>>) =>
-  rows
-    .map((r) =>
-      JSON.stringify(
-        Object.keys(r)
-          .sort()
-          .map((k) => [k, canonical(r[k])]),
-      ),
-    )
-    .sort()
+const norm = (rows: ReadonlyArray<Record<string, unknown>>) => canonicalRows(rows)
 
 async function readFleet(s: Setup, keep: string[]) {
   const rows = await s.rollup.readAcross(t.db, { from: '2025-01', to: '2025-12', groupBy: keep })

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { MonthlyRollup, rollupTable, type Database } from '../../src/index.js'
 import { fleetTable } from '../../src/bench-kit.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { canonicalRows } from './canonical-rows.js'
 
 /**
  * The rollup against a from-scratch aggregate, on random shapes and random writes, seeded.
@@ -296,29 +297,10 @@ async function truth(db: Database, s: Shape, q: TruthQuery): Promise<Array<Recor
   return q.top ? rows.filter((row) => Number(row.rank) <= q.top!) : rows
 }
 
-/** Rows as sorted canonical JSON: numbers and numeric text alike, tenant ids as text. */
-function canonical(rows: ReadonlyArray<Record<string, unknown>>): string[] {
-  const value = (v: unknown) => {
-    if (v === null || v === undefined) return null
-    const text = String(v)
-    if (!/^-?\d+(\.\d+)?$/.test(text)) return text
-    return text.includes('.') ? text.replace(/\.?0+$/, '') : text.replace(/^-0$/, '0')
-  }
-  return rows
-    .map((row) =>
-      JSON.stringify(
-        Object.keys(row)
-          .sort()
-          .map((k) => [k, value(row[k])]),
-      ),
-    )
-    .sort()
-}
-
 async function expectSame(label: string, actual: ReadonlyArray<Record<string, unknown>>, expected: ReadonlyArray<Record<string, unknown>>) {
   stats.comparisons++
   stats.rows += expected.length
-  expect([label, canonical(actual)]).toEqual([label, canonical(expected)])
+  expect([label, canonicalRows(actual)]).toEqual([label, canonicalRows(expected)])
 }
 
 /** A random sub-range of the months, as 'YYYY-MM'. */

@@ -18,6 +18,7 @@ import { useRuntimeRole } from '../support/runtime-role.js'
 import { itUnless } from '../support/skip.js'
 import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { canonicalRows } from './canonical-rows.js'
 
 /**
  * The per-tenant level (`fleetTable(…, { perTenant: true })`, issue #43): one row per tenant,
@@ -71,26 +72,7 @@ function declare(name: string, options: { minMax: boolean; tenantGroups?: string
   return { target, fleet, byTenant, rollup: new MonthlyRollup({ ...config, fleet: levels }), plain: new MonthlyRollup(config), config }
 }
 
-/** Numbers and numeric text alike: trailing zeros dropped. */
-function canonical(v: unknown): string | null {
-  if (v === null || v === undefined) return null
-  if (v instanceof Date) return v.toISOString().slice(0, 7)
-  const text = String(v)
-  if (/^\d{4}-\d{2}-01$/.test(text)) return text.slice(0, 7)
-  if (!/^-?\d+(\.\d+)?$/.test(text)) return text
-  return text.includes('.') ? text.replace(/\.?0+$/, '') : text
-}
-
-const norm = (rows: ReadonlyArray<Record<string, unknown>>) =>
-  rows
-    .map((r) =>
-      JSON.stringify(
-        Object.keys(r)
-          .sort()
-          .map((k) => [k, canonical(r[k])]),
-      ),
-    )
-    .sort()
+const norm = (rows: ReadonlyArray<Record<string, unknown>>) => canonicalRows(rows, { months: true })
 
 /** The per-tenant level from scratch: the source by tenant, month and kept groups. */
 async function truth(
