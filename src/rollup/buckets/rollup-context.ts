@@ -14,6 +14,8 @@ import { ReplicaSet, WriteJournal, type TenantKey } from '../../replicas/index.j
 export interface BucketStatements {
   refresh: (values: { tenant: unknown; month: unknown }) => CompiledQuery
   rebuild: (values: { tenant: unknown; months: unknown }) => CompiledQuery
+  /** A large drain's rebuild: without the delta-kept levels' parts (they are recomputed once after it); absent without such a level. */
+  bulkRebuild?: (values: { tenant: unknown; months: unknown }) => CompiledQuery
 }
 
 /**
@@ -37,6 +39,17 @@ export interface FleetMaintenance {
   rebuild?: (parts: RollupParts, tenant: unknown, months: unknown) => RawBuilder<unknown>
   /** What runs after the tenant writes of `months`, in their transaction (bound values: inlinable). */
   after(months: readonly string[]): CompiledQuery[]
+  /**
+   * A large drain's way, when a level is kept by deltas: its rebuild statement without the delta
+   * levels' parts, and after it every level without the tenant recomputed for the months (one
+   * aggregate of the rollup table's rows of those months instead of one upsert of the same fleet
+   * rows per tenant); `rows(months)` counts those rows (from the fleet level), to choose.
+   */
+  bulk?: {
+    rebuild?: (parts: RollupParts, tenant: unknown, months: unknown) => RawBuilder<unknown>
+    after(months: readonly string[]): CompiledQuery[]
+    rows(months: readonly string[]): CompiledQuery
+  }
   /** The level's table that answers a `readAcross` view, else undefined. */
   across(view: { keep: readonly string[]; perTenant: boolean; tenants: boolean; fresh: boolean }): string | undefined
   /** Refuses, typed, when the fleet table is missing (checked once); what a read from it awaits. */
@@ -106,9 +119,11 @@ export class RollupContext {
       const level = this.fleet?.level
       const refresh = level?.refresh ?? refreshStatement
       const rebuild = level?.rebuild ?? rebuildStatement
+      const bulkRebuild = level?.bulk && (level.bulk.rebuild ?? rebuildStatement)
       statements = {
         refresh: statementTemplate(['tenant', 'month'], (v) => refresh(parts, v.tenant, v.month)),
         rebuild: statementTemplate(['tenant', 'months'], (v) => rebuild(parts, v.tenant, v.months)),
+        ...(bulkRebuild ? { bulkRebuild: statementTemplate(['tenant', 'months'], (v) => bulkRebuild(parts, v.tenant, v.months)) } : {}),
       }
       this.#statements.set(atKind, statements)
     }
@@ -185,11 +200,12 @@ export class RollupContext {
    * The fleet level's part of a write of `months`: its lock (before any bucket lock) and what runs
    * after the tenant statements; nothing without a fleet level.
    */
-  fleetWrite(months: readonly string[]): { locks: string[]; after: CompiledQuery[] } {
+  fleetWrite(months: readonly string[], options: { bulk?: boolean } = {}): { locks: string[]; after: CompiledQuery[] } {
     const level = this.fleet?.level
     if (!level || months.length === 0) return { locks: [], after: [] }
     const sorted = [...new Set(months)].sort()
-    return { locks: level.lockMonths(sorted), after: level.after(sorted) }
+    const after = options.bulk && level.bulk ? level.bulk.after(sorted) : level.after(sorted)
+    return { locks: level.lockMonths(sorted), after }
   }
 
   /** Runs `prelude`, `statement`, then `after` in the caller's transaction, or in one of its own. */

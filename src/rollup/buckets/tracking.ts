@@ -101,6 +101,28 @@ function splitQualified(quoted: string): { schema?: string } {
 }
 
 /**
+ * When a fleet-wide drain recomputes a delta-kept level once instead of upserting its rows once per
+ * tenant: when the months' rollup rows are at most `rowsPerBucket` per claimed bucket. Measured at
+ * 3,000,000 rows (docs/rollup.md): a recomputation ~0.5 µs a rollup row, a tenant's delta ~0.5-1.3
+ * ms a claimed bucket in one transaction (the same fleet rows updated again by every tenant). Not
+ * part of the package's API: tests set it to walk either path.
+ *
+ * ### Examples
+ * ```ts
+ * bulkDrain.rowsPerBucket = 0 // every drain keeps its deltas (a test of that path)
+ * ```
+ */
+export const bulkDrain = { rowsPerBucket: 1000 }
+
+/** Whether a fleet-wide drain of `buckets` claimed buckets in `months` recomputes its delta-kept levels (see {@link bulkDrain}). */
+async function drainsInBulk(ctx: RollupContext, trx: Kysely<any>, months: readonly string[], buckets: number): Promise<boolean> {
+  const bulk = ctx.fleet?.level?.bulk
+  if (!bulk || buckets === 0) return false
+  const { rows } = await trx.executeQuery<{ rows: string }>(bulk.rows([...new Set(months)].sort()))
+  return buckets * bulkDrain.rowsPerBucket >= Number(rows[0]?.rows ?? 0)
+}
+
+/**
  * Claims up to `limit` log rows, refreshes their buckets (one set-based statement per tenant,
  * locks in tenant and month order) and removes what it claimed, in one transaction.
  *
@@ -115,7 +137,7 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
     throw new InvalidArgumentError(`refreshDirty: limit must be an integer from 1 to 1000000, got ${String(options.limit)}`)
   const tenantId = options.tenantId === undefined ? undefined : assertTenantId(options.tenantId, ctx.parts.target.tenantType)
   const plain = ctx.scoped(db.withoutPlugins(), tenantId, { write: true })
-  const { rebuild } = ctx.statementsFor(await ctx.validate(plain))
+  const statements = ctx.statementsFor(await ctx.validate(plain))
   await requireTracking(ctx, plain, 'refreshDirty')
   const distributed = (await ctx.placement(plain)) === 'citus'
   const run = async (trx: Kysely<any>) => {
@@ -140,8 +162,13 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
     if (keys.length) await trx.executeQuery(CompiledQuery.raw('SET LOCAL jit = off'))
     // A fleet level's locks on every claimed month first (month order, before any bucket lock); its
     // part after every tenant's rebuild, in this transaction.
-    const fleet = ctx.fleetWrite(keys.map((k) => k.month))
-    for (const lock of fleet.locks) await trx.executeQuery(CompiledQuery.raw(lock))
+    const months = keys.map((k) => k.month)
+    const { locks } = ctx.fleetWrite(months)
+    for (const lock of locks) await trx.executeQuery(CompiledQuery.raw(lock))
+    // A large fleet-wide drain recomputes a delta-kept level once, after its tenants' statements.
+    const bulk = tenantId === undefined && (await drainsInBulk(ctx, trx, months, keys.length))
+    const fleet = ctx.fleetWrite(months, { bulk })
+    const rebuild = bulk ? statements.bulkRebuild! : statements.rebuild
     for (const group of byTenant.values()) {
       await trx.executeQuery(CompiledQuery.raw(ctx.lockStatement(group.tenantId, group.months)))
       await trx.executeQuery(rebuild({ tenant: group.tenantId, months: group.months }))

@@ -9,6 +9,7 @@ import type { FleetHooks, FleetMaintenance } from '../buckets/index.js'
 import { fleetPlan } from './fleet-plan.js'
 import {
   deleteEmptyFleetBuckets,
+  fleetRowCount,
   levelsRebuildStatement,
   levelsRefreshStatement,
   recomputeFleetMonths,
@@ -57,6 +58,8 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
   const lockClass = fleetWide.length ? int32Hash(`pgscale.rollup.fleet:${fleetWide[0]!.fleet.qualified}`) : undefined
   // Levels the tenant statement writes itself (deltas, per-tenant levels); recomputed ones after it.
   const inStatement = levels.filter((l) => l.plan.mode !== 'recompute')
+  const perTenant = levels.filter((l) => l.fleet.perTenant)
+  const deltaKept = fleetWide.filter((l) => l.plan.mode === 'delta')
   return {
     lockMonths: (months) =>
       lockClass === undefined
@@ -81,6 +84,17 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
             : recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)),
         ),
       ),
+    // A large drain recomputes the delta-kept levels once after its tenants' statements.
+    ...(deltaKept.length
+      ? {
+          bulk: {
+            ...(perTenant.length ? { rebuild: (p, tenant, months) => levelsRebuildStatement(p, perTenant, tenant, months) } : {}),
+            after: (months) =>
+              fleetWide.map(({ fleet, plan }) => compileSql(recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)))),
+            rows: (months) => compileSql(fleetRowCount(deltaKept[0]!.fleet, arrayLiteral(months))),
+          },
+        }
+      : {}),
     across: (view) => acrossLevel(levels, view),
     ready,
     migrationSql: (runtimeRole) => ({

@@ -184,6 +184,20 @@ export function deleteEmptyFleetBuckets(f: FleetTable, months: string): RawBuild
   return sql`delete from ${sql.raw(f.qualified)} where month = any(${months}::date[]) and ${sql.raw(BUCKETS)} = 0`
 }
 
+/**
+ * How many rollup rows the months (a `{…}` date array as text) hold, read from a delta-kept fleet
+ * level's bucket counts (a few rows a month, not the rollup table's): what a drain weighs against
+ * the buckets it claimed, to choose deltas or one recomputation.
+ *
+ * ### Examples
+ * ```ts
+ * fleetRowCount(fleet, '{2025-03-01}')
+ * ```
+ */
+export function fleetRowCount(f: FleetTable, months: string): RawBuilder<unknown> {
+  return sql`select coalesce(sum(${sql.raw(BUCKETS)}), 0)::bigint::text as rows from ${sql.raw(f.qualified)} where month = any(${months}::date[])`
+}
+
 /** Each measure combined over the rollup table's rows of a level's bucket; with `counts`, the delta counts after them. */
 function combined(plan: FleetPlan, options: { counts: boolean }): RawBuilder<unknown> {
   const of = (m: FleetPlan['measures'][number]) => {
