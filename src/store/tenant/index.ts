@@ -16,6 +16,7 @@ export * from './tenant-scope.js' // what filter-taking modules need
 export * from './search/filtered-search.js' // the filtered walk or exact path
 export * from './search/filtered-budget.js' // what a tenant's filtered search may spend
 export * from './search/filtered-sql.js' // statements that take a compiled filter
+export * from './search/web-search-text.js' // a hybrid search's text, safe for websearch_to_tsquery
 export * from './search/filter-verdicts.js' // remembered filter verdicts
 export * from './metadata-queries.js' // find, count and deleteWhere
 export * from './search/query-sample.js' // the sample of query embeddings

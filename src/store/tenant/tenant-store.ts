@@ -20,6 +20,7 @@ import {
 import { matchesEverything, parseFilter, type MetadataFilter } from '../../filter/filter-tree.js'
 import { exactFiltered, filteredSearch, type FilterStrategy } from './search/filtered-search.js'
 import { filteredBudget, MAX_SELECTIVITY_SCALE } from './search/filtered-budget.js'
+import { webSearchText } from './search/web-search-text.js'
 import { countChunks, deleteMatching, findChunks, type FindOptions, type FindResult } from './metadata-queries.js'
 import { compileForScope, type TenantScope } from './tenant-scope.js'
 import type { FilteredStatements } from './search/filtered-sql.js'
@@ -463,7 +464,7 @@ export class TenantStore {
     const settings = this.#searchSettings(candidates, options.efSearch ?? tuned?.efSearch ?? undefined, 'relaxed')
     if (options.text.includes('\u0000')) throw new InvalidArgumentError('hybridSearch: text cannot contain NUL (\\u0000)')
     const byIndex = await this.#indexSearchPays()
-    const params = [this.tenantId, vector, options.text, k, candidates, rrfK]
+    const params = [this.tenantId, vector, webSearchText(options.text), k, candidates, rrfK]
     if (matchesEverything(filter)) {
       return this.#db.queryWithSettings<HybridSearchResult>(
         byIndex ? this.#sql.hybridSearch : this.#sql.hybridSearchExact,
