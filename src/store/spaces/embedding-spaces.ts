@@ -30,7 +30,7 @@ import {
   type EmbeddingSpaceConfig,
 } from './space-config.js'
 import { spaceDiff } from './space-diff.js'
-import { spaceTenantTuning, tuneInSpace, tuneOption, type SpaceTenantTuning, type SpaceTuner } from './space-tuning.js'
+import { spaceTenantTuning, switchTenantTuning, tuneInSpace, tuneOption, type SpaceTenantTuning, type SpaceTuner } from './space-tuning.js'
 import {
   embedAndWrite,
   lastUnlockedPass,
@@ -489,12 +489,13 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     const [from, into] = await Promise.all([this.store(active), this.store(to)])
     const diff = spaceDiff(from.config, into.config)
     const logged = await this.#changeLogDiff(from.config, into.config)
-    const batch = { config: into.config, space: to, tables: spaceTables(this.#host.config), diff }
-    // Side by side, a round trip each when there is nothing to embed and no index (a switch's time is mostly round trips).
-    const [, tuning] = await Promise.all([
-      lastUnlockedPass(this.#host.db, batch, tenantId, catchUp?.embed, catchUp?.limit ?? 0, logged),
-      options.allowUntuned ? undefined : spaceTenantTuning(this.#tuner(to, into), to, tenantId),
-    ])
+    const tables = spaceTables(this.#host.config)
+    const batch = { config: into.config, space: to, tables, diff }
+    // The tuning check first (it reads the change log, which the last pass prunes), then that pass.
+    const tuning = options.allowUntuned
+      ? undefined
+      : await switchTenantTuning(this.#tuner(to, into), to, tenantId, logged && tables.changes)
+    await lastUnlockedPass(this.#host.db, batch, tenantId, catchUp?.embed, catchUp?.limit ?? 0, logged)
     if (tuning?.untuned) {
       throw new EmbeddingSpaceError(
         `tenant ${tenantId} has its own index in "${to}" and no tuning there for its ${tuning.chunks} chunks` +

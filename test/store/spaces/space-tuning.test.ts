@@ -105,6 +105,28 @@ describe('the new space tuned before the switch', () => {
     await store.close()
   })
 
+  it("the switch's tuning check: a few writes since the tuning switch, a third more chunks are refused as untuned (typed)", async () => {
+    const store = await PgVectorStore.open(t.db, { table: 'sp_drift', dimensions: DIM })
+    const acme = store.forTenant('acme')
+    await fill(acme, 30, 4)
+    await store.addSpace({ name: 'v2', dimensions: NEW_DIM })
+    const tuned = await store.migrateTenant('acme', { to: 'v2', embed, ownIndexAbove: 50, tune: { tuning: TUNING } })
+    expect(tuned.tuning).toMatchObject({ chunks: 120, untuned: false, tunedNow: true })
+    // 2 chunks more (under the margin): the switch's check holds without counting the tenant.
+    await acme.replaceDocument('extra', chunks('extra', 2))
+    const few = await store.switchTenant('acme', 'v2', { embed })
+    expect(few).toMatchObject({ active: 'v2' })
+    await store.rollbackTenant('acme')
+    // Back in the old space, 40 more chunks (a third): migrated without re-tuning, the switch refuses.
+    for (let d = 30; d < 40; d++) await acme.replaceDocument(`doc-${d}`, chunks(`doc-${d}`, 4))
+    await store.migrateTenant('acme', { to: 'v2', embed, ownIndexAbove: 50, tune: false })
+    const refused = await store.switchTenant('acme', 'v2', { embed }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(EmbeddingSpaceError)
+    expect(refused).toMatchObject({ untuned: true })
+    expect((await store.migrationStatus('acme')).tuning).toMatchObject({ chunks: 162, untuned: true })
+    await store.close()
+  })
+
   it('a tuning that fails leaves the migration backfilling and untuned, never switched; the next call tunes it without embedding again', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'sp_tunefail', dimensions: DIM })
     await fill(store.forTenant('acme'), 30, 4)
