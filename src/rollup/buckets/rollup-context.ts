@@ -205,7 +205,13 @@ export class RollupContext {
     if (!level || months.length === 0) return { locks: [], after: [] }
     const sorted = [...new Set(months)].sort()
     const after = options.bulk && level.bulk ? level.bulk.after(sorted) : level.after(sorted)
-    return { locks: level.lockMonths(sorted), after }
+    return { locks: this.fleetLocks(sorted), after }
+  }
+
+  /** The fleet level's locks on `months` (before any bucket lock), without compiling what runs after: a drain's first step. */
+  fleetLocks(months: readonly string[]): string[] {
+    const level = this.fleet?.level
+    return level && months.length ? level.lockMonths([...new Set(months)].sort()) : []
   }
 
   /** Runs `prelude`, `statement`, then `after` in the caller's transaction, or in one of its own. */

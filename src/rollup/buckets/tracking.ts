@@ -163,8 +163,7 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
     // A fleet level's locks on every claimed month first (month order, before any bucket lock); its
     // part after every tenant's rebuild, in this transaction.
     const months = keys.map((k) => k.month)
-    const { locks } = ctx.fleetWrite(months)
-    for (const lock of locks) await trx.executeQuery(CompiledQuery.raw(lock))
+    for (const lock of ctx.fleetLocks(months)) await trx.executeQuery(CompiledQuery.raw(lock))
     // A large fleet-wide drain recomputes a delta-kept level once, after its tenants' statements.
     const bulk = tenantId === undefined && (await drainsInBulk(ctx, trx, months, keys.length))
     const fleet = ctx.fleetWrite(months, { bulk })

@@ -19,7 +19,7 @@ import {
   spaceGuardTrigger,
   SPACE_MAINTENANCE_SETTING,
 } from './space-catalog.js'
-import { changeLogDiff, type ChangeLogDiff } from './space-change-log.js'
+import { changeLogDiff, clearChangeLog, type ChangeLogDiff } from './space-change-log.js'
 import {
   assertSpaceName,
   DEFAULT_SPACE,
@@ -574,7 +574,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
              switched_at = now(), updated_at = now()${logging ? ', changes_logged = true' : ''}
            where tenant_id = $1
            returning tenant_id, active, target, previous, state, embedded::text, embed_calls::text, started_at, updated_at)
-           ${logging ? `, cleared as (delete from ${tables.changes} where tenant_id = $1)` : ''}
+           ${logging ? `, cleared as (${clearChangeLog(tables.changes)})` : ''}
            select * from flipped`,
           [tenantId, to, state],
         ),
@@ -603,7 +603,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
     // In the same statement, the tenant's change log goes with the migration (a later one starts
     // from full passes; a write logged after this statement's snapshot is only looked at again).
     const clearLog = (await this.#hasChangeLog())
-      ? `, cleared as (delete from ${tables.changes} where tenant_id = $1 and exists (select 1 from cancelled))`
+      ? `, cleared as (${clearChangeLog(tables.changes)} and exists (select 1 from cancelled))`
       : ''
     const { rows } = await this.#host.db.executeQuery<StateRow>(
       CompiledQuery.raw(
@@ -647,7 +647,7 @@ export class EmbeddingSpaces<S extends SpaceStore = SpaceStore> {
       )
       // Nothing to roll back to and no migration: the tenant's writes are logged no more, nor is what was.
       if (logging && released.length > 0 && !row?.target)
-        await trx.executeQuery(CompiledQuery.raw(`delete from ${spaceTables(config).changes} where tenant_id = $1`, [tenantId]))
+        await trx.executeQuery(CompiledQuery.raw(clearChangeLog(spaceTables(config).changes), [tenantId]))
       return rows[0]?.n ?? 0
     })
     await this.#host.journal.committed([tenantId], this.#host.db)

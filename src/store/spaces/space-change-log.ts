@@ -13,11 +13,10 @@ export interface ChangeLogDiff {
   pending: string
   /** How many logged chunks of `from` `to` lacks. */
   countPending: string
-  /** Deletes from `to` the logged keys `from` no longer has; returns how many. */
-  deleteGone: string
-  /** Copies metadata from `from` for logged keys of the same content; returns how many. */
-  syncMetadata: string
-  /** `deleteGone`, `syncMetadata` and `pending` in one statement, as `SpaceDiff.settle`. */
+  /**
+   * In one statement, as `SpaceDiff.settle`: the logged keys `from` no longer has deleted from `to`,
+   * metadata copied from `from` for logged keys of the same content, and `pending`.
+   */
   settle: string
   /**
    * Deletes the log rows whose key is in line now (the same content and metadata in both spaces, or
@@ -25,8 +24,19 @@ export interface ChangeLogDiff {
    * see either, so only keys checked in one snapshot go.
    */
   prune: string
-  /** Deletes the tenant's log (at the switch, in its transaction; at a migration's start, before its first full pass). */
-  clear: string
+}
+
+/**
+ * Deletes a tenant's (`$1`) change log: at a flip, in its transaction (what it held is in line);
+ * at a cancelled migration and a released space (nothing is logged for the tenant any more).
+ *
+ * ### Examples
+ * ```ts
+ * await trx.executeQuery(CompiledQuery.raw(clearChangeLog(spaceTables(config).changes), ['acme']))
+ * ```
+ */
+export function clearChangeLog(changes: string): string {
+  return `delete from ${changes} where tenant_id = $1`
 }
 
 /**
@@ -53,13 +63,10 @@ export function changeLogDiff(from: ResolvedStoreConfig, to: ResolvedStoreConfig
   return {
     pending,
     countPending: `select count(*)::int as n ${lacking}`,
-    deleteGone: `with gone as (${gone}) select count(*)::int as n from gone`,
-    syncMetadata: `with synced as (${synced}) select count(*)::int as n from synced`,
     settle: `with gone as (${gone}), synced as (${synced}) ${pending}`,
     prune: `delete from ${changes} c where c.tenant_id = $1 and (
         exists (select 1 from ${a} a join ${b} b on ${at('b', 'a')}
           where ${at('a', 'c')} and b.content = a.content and b.metadata = a.metadata)
         or (not exists (select 1 from ${a} a where ${at('a', 'c')}) and not exists (select 1 from ${b} b where ${at('b', 'c')})))`,
-    clear: `delete from ${changes} where tenant_id = $1`,
   }
 }
