@@ -55,4 +55,64 @@ describe('the switch under faults', () => {
     await writer.close()
     await store.close()
   })
+
+  itWithServer(t.target)(
+    'a switch killed between its statements under the lock (after the change log was settled, while it embeds) leaves nothing; the log is intact and the next switch works',
+    async () => {
+      const store = await PgVectorStore.open(t.db, { table: 'sp_fault_mid', dimensions: DIM })
+      const acme = store.forTenant('acme')
+      await acme.replaceDocument('d', [{ content: 'first', embedding: model('first', DIM) }])
+      await store.addSpace({ name: 'v2', dimensions: 4 })
+      const embed = async (texts: string[]) => texts.map((x) => model(x, 4))
+      await store.migrateTenant('acme', { to: 'v2', embed })
+      // Written since the backfill: a new chunk (the last pass embeds it) and a deletion (settled under the lock).
+      await acme.replaceDocument('late', [{ content: 'late', embedding: model('late', DIM) }])
+      await acme.deleteDocument('d')
+      const logged = async () =>
+        (
+          await sql<{
+            d: string
+          }>`select distinct document_id as d from sp_fault_mid_space_changes where tenant_id = 'acme' order by 1`.execute(t.db)
+        ).rows.map((r) => r.d)
+      expect(await logged()).toEqual(['d', 'late'])
+
+      // The switch of another process: its embed under the lock waits, so the backend sits idle in
+      // its transaction after the settling statement — and is terminated there.
+      const other = await connect(t.url!, { maxConnections: 2, requireVector: false })
+      const otherStore = await PgVectorStore.open(other, { table: 'sp_fault_mid', dimensions: DIM })
+      // Its first embed call is the unlocked last pass, during which one more chunk is written; the
+      // second, under the lock, embeds that one — and never returns.
+      let calls = 0
+      let resume!: () => void
+      const resumed = new Promise<void>((resolve) => (resume = resolve))
+      const hanging = async (texts: string[]) => {
+        if (++calls === 1) await acme.replaceDocument('later', [{ content: 'later', embedding: model('later', DIM) }])
+        else await resumed
+        return embed(texts)
+      }
+      const switching = otherStore.switchTenant('acme', 'v2', { embed: hanging }).catch((e: unknown) => e)
+      await terminateWhen(t.db, `state = 'idle in transaction' and query like '%sp_fault_mid%'`)
+      expect(calls).toBe(2)
+      resume() // the embed returns; the switch's next statement finds its connection gone
+      expect(await switching).toBeInstanceOf(Error)
+      expect(await store.migrationStatus('acme')).toMatchObject({ active: 'default', target: 'v2' })
+      // The last pass (committed before the lock) embedded 'late' and pruned it; 'd' (its deletion
+      // settled under the lock, rolled back) and 'later' are still logged for the next switch.
+      expect(await logged()).toEqual(['d', 'later'])
+      const v2Docs = async () =>
+        (
+          await sql<{ d: string }>`select document_id as d from sp_fault_mid__v2 where tenant_id = 'acme' order by 1`.execute(t.db)
+        ).rows.map((r) => r.d)
+      expect(await v2Docs()).toEqual(['d', 'late']) // the settled deletion rolled back with the rest
+
+      // Through the pool whose connection was killed: it is healthy.
+      const switched = await otherStore.switchTenant('acme', 'v2', { embed })
+      expect(switched).toMatchObject({ active: 'v2', previous: 'default' })
+      expect(await v2Docs()).toEqual(['late', 'later'])
+      expect(await logged()).toEqual([])
+      await otherStore.close().catch(() => {})
+      await other.close().catch(() => {})
+      await store.close()
+    },
+  )
 })

@@ -171,6 +171,47 @@ describe.each([
     await sql.raw(`drop trigger ${name}_fail on ${s.fleet.qualified}`).execute(t.db)
     await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-05-05' })
     await expectFleetTruth(s, minMax)
+    // A large drain: its tenants' statements run, then the level's recomputation fails — the drain
+    // leaves nothing (rollup rows and dirty keys as they were) and the next drain finishes it.
+    await s.rollup.track(t.db)
+    bulkDrain.rowsPerBucket = 1_000_000_000
+    try {
+      await insert(t.db, 3, '2025-05-06T12:00:00Z', 'a', '7.00')
+      await sql
+        .raw(
+          `create trigger ${name}_fail before insert or update or delete on ${s.fleet.qualified} for each statement execute function ${name}_fail()`,
+        )
+        .execute(t.db)
+      const rollupRows = await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)
+      await expect(s.rollup.refreshDirty(t.db)).rejects.toThrow(/fleet write refused/)
+      expect((await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)).rows).toEqual(rollupRows.rows)
+      await sql.raw(`drop trigger ${name}_fail on ${s.fleet.qualified}`).execute(t.db)
+      expect((await s.rollup.refreshDirty(t.db)).buckets).toBeGreaterThan(0) // the keys were still there
+    } finally {
+      bulkDrain.rowsPerBucket = 1000
+      await s.rollup.untrack(t.db)
+    }
+    await expectFleetTruth(s, minMax)
+  })
+
+  withServer("a large drain's recomputation beside a tenant's refresh of the same fleet month loses no update", async () => {
+    const other = await connect(t.url!, { maxConnections: 1 })
+    await s.rollup.track(t.db)
+    bulkDrain.rowsPerBucket = 1_000_000_000
+    try {
+      for (let round = 0; round < 3; round++) {
+        await insert(t.db, 4, '2025-09-10T12:00:00Z', 'b', `${round + 1}.00`) // tracked: the drain's
+        await insert(t.db, 5, '2025-09-11T12:00:00Z', 'b', `${round + 20}.00`) // refreshed by hand
+        const both = await Promise.all([s.rollup.refreshDirty(t.db), s.rollup.refreshAt(other, { tenantId: 5, moment: '2025-09-11' })])
+        expect(both[0].buckets).toBeGreaterThan(0)
+        while ((await s.rollup.refreshDirty(t.db)).remaining > 0);
+        await expectFleetTruth(s, minMax)
+      }
+    } finally {
+      bulkDrain.rowsPerBucket = 1000
+      await s.rollup.untrack(t.db)
+      await other.close()
+    }
   })
 
   withServer('two refreshes of different tenants on one fleet bucket at once lose no update', async () => {

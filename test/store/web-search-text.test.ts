@@ -82,10 +82,12 @@ describe('the hybrid search text and websearch_to_tsquery', () => {
     expect(failedBefore).toBeGreaterThan(0) // the generator does reach the parser's limit
   })
 
-  it('a hybrid search whose text holds a long line of dashes answers', async () => {
+  it('a hybrid search whose text holds a long line of dashes answers, from its own tenant only', async () => {
     const store = await PgVectorStore.open(t.db, { table: 'wst_chunks', dimensions: 3 })
     const acme = store.forTenant('acme')
     await acme.replaceDocument('d', [{ content: 'install the package with apt', embedding: [1, 0, 0] }])
+    // Another tenant with the same words and vector: never in acme's answer.
+    await store.forTenant('globex').replaceDocument('g', [{ content: 'install the package with apt', embedding: [1, 0, 0] }])
     const text = `how do I install the package ${'-'.repeat(72)} ${'- '.repeat(40)}apt`
     const hits = await acme.hybridSearch({ embedding: [1, 0, 0], text, k: 3 })
     expect(hits.map((h) => h.documentId)).toEqual(['d'])
