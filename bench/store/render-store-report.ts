@@ -34,9 +34,22 @@ export function renderStoreReport(r: StoreBenchReport): string {
       [
         ['pgscale store.search', fmt(s.pgscaleMs.p50), fmt(s.pgscaleMs.p95), fmt(s.pgscaleMs.p99)],
         ['same SQL raw through pg', fmt(s.rawPgMs.p50), fmt(s.rawPgMs.p95), fmt(s.rawPgMs.p99)],
+        ...(s.sampleOff
+          ? [
+              [
+                'store.search, querySample: false',
+                fmt(s.sampleOff.pgscaleMs.p50),
+                fmt(s.sampleOff.pgscaleMs.p95),
+                fmt(s.sampleOff.pgscaleMs.p99),
+              ],
+              ['same SQL raw (its blocks)', fmt(s.sampleOff.rawPgMs.p50), fmt(s.sampleOff.rawPgMs.p95), fmt(s.sampleOff.rawPgMs.p99)],
+            ]
+          : []),
       ],
     ),
-    `recall@10 vs exactSearch: ${fmt(s.recallAt10, 4)} over ${method.queries} queries; pgscale overhead: ${fmt(s.overhead * 100, 2)}% (median of ${method.blocks} block ratios)`,
+    `recall@10 vs exactSearch: ${fmt(s.recallAt10, 4)} over ${method.queries} queries; pgscale overhead: ${fmt(s.overhead * 100, 2)}% (median of ${method.blocks} block ratios)${
+      s.sampleOff ? `; with querySample: false ${fmt(s.sampleOff.overhead * 100, 2)}%` : ''
+    }`,
     renderTable(
       [`exact scan, ${x.rows.toLocaleString('en-US')} chunks × ${x.dim} dims`, 'p50 ms', 'p95 ms', 'heap MB', 'TOAST MB'],
       [

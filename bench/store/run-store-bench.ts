@@ -44,7 +44,14 @@ export interface StoreBenchReport {
   }
   ingest: Record<string, { rowsPerSecond: number; vsStore: number }>
   tenantIndexes: { built: number; seconds: number }
-  search: { recallAt10: number; pgscaleMs: Percentiles; rawPgMs: Percentiles; overhead: number }
+  search: {
+    recallAt10: number
+    pgscaleMs: Percentiles
+    rawPgMs: Percentiles
+    overhead: number
+    /** The same comparison (its own interleaved blocks, same run) through a handle opened with `querySample: false`. */
+    sampleOff: { pgscaleMs: Percentiles; rawPgMs: Percentiles; overhead: number }
+  }
   exactScanMs: {
     dim: number
     rows: number
@@ -133,7 +140,7 @@ export async function runStoreBench(
     await raw.query(`drop table ${SOURCE_TABLE}; drop table ${VECTOR_ONLY_TABLE}`)
     log('loading once more, building the tenant indexes (optimize)')
     await store.bulkIngest(readRowFile(rowFile))
-    const search = await compareSearch(store, raw, spec, o)
+    const search = await compareSearch(db, store, raw, spec, o)
     const exactScanMs = await compareStorage(db, o.seed)
     return {
       machine: machineInfo(),
@@ -147,7 +154,7 @@ export async function runStoreBench(
         rounds: o.rounds,
         queries: search.queries,
         blocks: search.blocks,
-        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table (fullText: false: the same table without the tsvector column and GIN index), all reading the same pre-generated rows from a file; the server-bound ceiling inserts the same rows from an unlogged table in the server (INSERT … SELECT); search: pgscale (ef_search 100, relaxed) and the same SQL raw through pg (BEGIN + SET LOCAL, the query with the vector formatted by pgvector.toSql per call, COMMIT) interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1',
+        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table (fullText: false: the same table without the tsvector column and GIN index), all reading the same pre-generated rows from a file; the server-bound ceiling inserts the same rows from an unlogged table in the server (INSERT … SELECT); search: pgscale (ef_search 100, relaxed) and the same SQL raw through pg (BEGIN + SET LOCAL, the query with the vector formatted by pgvector.toSql per call, COMMIT) interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1; then the same against a second handle on the same table opened with querySample: false (sampleOff), its own interleaved blocks',
       },
       ingest,
       tenantIndexes: search.tenantIndexes,
@@ -194,7 +201,7 @@ async function compareIngest(
 }
 
 /** After optimize(): recall against exactSearch, then pgscale's search and the same SQL raw, interleaved in blocks. */
-async function compareSearch(store: PgVectorStore, raw: pg.Client, spec: CorpusSpec, o: StoreBenchOptions) {
+async function compareSearch(db: ProvisionedDatabase['db'], store: PgVectorStore, raw: pg.Client, spec: CorpusSpec, o: StoreBenchOptions) {
   const optimized = await store.optimize({ ownIndexAbove: Math.min(5000, Math.floor(o.chunks / o.tenants) - 1) })
   const statements = renderStatements(store.config)
   const queries = spec.tenants.flatMap((t) =>
@@ -220,6 +227,11 @@ async function compareSearch(store: PgVectorStore, raw: pg.Client, spec: CorpusS
     await raw.query('COMMIT')
   }
   const timed = await interleave(queries, runStore, runRaw)
+  const unsampled = await PgVectorStore.open(db, { table: TABLE, dimensions: o.dim, querySample: false })
+  const runUnsampled = async ({ tenant, q }: (typeof queries)[number]) =>
+    void (await unsampled.forTenant(tenant).search(q, { k: 10, efSearch: 100, iterativeScan: 'relaxed' }))
+  const off = await interleave(queries, runUnsampled, runRaw)
+  await unsampled.close()
   return {
     queries: queries.length,
     blocks: timed.ratios.length,
@@ -229,6 +241,7 @@ async function compareSearch(store: PgVectorStore, raw: pg.Client, spec: CorpusS
       pgscaleMs: summarize(timed.a),
       rawPgMs: summarize(timed.b),
       overhead: median(timed.ratios) - 1,
+      sampleOff: { pgscaleMs: summarize(off.a), rawPgMs: summarize(off.b), overhead: median(off.ratios) - 1 },
     },
   }
 }

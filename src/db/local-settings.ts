@@ -41,8 +41,18 @@ export function renderSetLocal(settings: LocalSettings, citus: boolean): string 
  * ```
  */
 export function settingsMessage(settings: LocalSettings, citus: boolean, statement: string): string {
-  return `${renderSetLocal({ transaction_read_only: 'on', ...settings }, citus)}; ${statement}`
+  if (citus) return `${renderSetLocal({ transaction_read_only: 'on', ...settings }, citus)}; ${statement}`
+  let prefix = renderedPrefixes.get(settings)
+  if (prefix === undefined) {
+    prefix = renderSetLocal({ transaction_read_only: 'on', ...settings }, false)
+    // Only a frozen object cannot change after its text is kept.
+    if (Object.isFrozen(settings)) renderedPrefixes.set(settings, prefix)
+  }
+  return `${prefix}; ${statement}`
 }
+
+/** The `SET LOCAL` text of frozen settings objects (a search reuses one per `ef_search` and scan mode). */
+const renderedPrefixes = new WeakMap<LocalSettings, string>()
 
 /**
  * Session-level `SET` statements and the `RESET`s that undo them, for work that cannot run in a

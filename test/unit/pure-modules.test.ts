@@ -164,6 +164,15 @@ describe('literals for one-message statements', () => {
     expect(settingsMessage({ 'hnsw.ef_search': 100 }, true, 'select 1')).toBe(
       "SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL transaction_read_only = 'on'; SET LOCAL hnsw.ef_search = '100'; select 1",
     )
+    // A frozen settings object's text is kept; an object that can change is rendered every call.
+    const frozen = Object.freeze({ 'hnsw.ef_search': 40 })
+    expect(settingsMessage(frozen, false, 'select 1')).toBe(settingsMessage(frozen, false, 'select 2').replace('select 2', 'select 1'))
+    expect(settingsMessage(frozen, true, 'select 1')).toMatch(/^SET LOCAL citus\.propagate_set_commands/)
+    const open: Record<string, number> = { 'hnsw.ef_search': 40 }
+    expect(settingsMessage(open, false, 'select 1')).toContain("hnsw.ef_search = '40'")
+    open['hnsw.ef_search'] = 41
+    expect(settingsMessage(open, false, 'select 1')).toContain("hnsw.ef_search = '41'")
+    expect(() => settingsMessage(Object.freeze({ 'bad name': 1 }), false, 'select 1')).toThrow(InvalidArgumentError)
   })
 })
 
@@ -176,7 +185,12 @@ describe('vector literals', () => {
     const parsed = toVectorLiteral(values).slice(1, -1).split(',').map(Number)
     expect(parsed.map((x) => Math.fround(x))).toEqual(Array.from(values))
     // A float64 input is sent as the float4 pgvector would store.
-    expect(toVectorLiteral([0.1, 2])).toBe(`[${Math.fround(0.1)},2]`)
+    expect(toVectorLiteral([0.1, 2, -1e-7, 1e7, 123.5, 0])).toBe('[0.100000001,2,-100000001e-15,1e7,123.5,0]')
+    // Every finite 4-byte float (200,000 seeded bit patterns, all exponents) reads back as itself.
+    const bits = new Uint32Array(200_000).map(() => (seed = (seed * 1103515245 + 12345) % 2 ** 31) * 2 + (seed & 1))
+    const floats = new Float32Array(bits.buffer).filter((x) => Number.isFinite(x))
+    const back = toVectorLiteral(floats).slice(1, -1).split(',').map(Number)
+    expect(back.every((x, i) => Math.fround(x) === floats[i])).toBe(true)
     // The scratch array does not leak one call's digits into the next.
     expect(toVectorLiteral([1, 2, 3])).toBe('[1,2,3]')
     expect(toVectorLiteral([4])).toBe('[4]')

@@ -45,31 +45,6 @@ export function assertEmbedding(
   return value as Embedding
 }
 
-/** The digits of one literal, reused call to call (the function is synchronous). */
-const literalParts: string[] = []
-
-/**
- * pgvector's text form, `[0.5,-1]`: each value as the 4-byte float pgvector stores
- * (`Math.fround`), written as the shortest decimal of that float's double — which pgvector's
- * `strtof` reads back as exactly that float (the decimal is within half a double's step of it, far
- * inside half a float's). Built with one `join`, so the result is a flat string: 3-5× faster than
- * `toExponential(8)` per value, and `inlineParameters` then scans it without flattening a rope.
- *
- * ### Examples
- * ```ts
- * toVectorLiteral(new Float32Array([0.5, -1])) // '[0.5,-1]'
- * toVectorLiteral([0.1]) // '[0.10000000149011612]' (0.1 as a 4-byte float)
- * ```
- */
-export function toVectorLiteral(v: Embedding): string {
-  const n = v.length
-  literalParts.length = n
-  for (let i = 0; i < n; i++) literalParts[i] = String(Math.fround(v[i]!))
-  const text = `[${literalParts.join(',')}]`
-  literalParts.length = 0
-  return text
-}
-
 /** A lone surrogate: not well-formed UTF-16. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 

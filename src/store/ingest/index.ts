@@ -5,5 +5,6 @@
  * May import: ../schema, ../config, src/db, src/sql, src/util, src/errors.ts.
  */
 export * from './embedding.js' // input checks: vectors, ids, k, metadata
+export * from './vector-literal.js' // pgvector's text form of a vector
 export * from './binary-copy.js' // PostgreSQL's binary COPY format
 export * from './bulk-ingest.js' // COPY ingest with an index strategy

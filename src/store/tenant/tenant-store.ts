@@ -146,6 +146,16 @@ type Executor = Pick<Database, 'executeQuery'>
 
 const ITERATIVE: Record<IterativeScan, string> = { relaxed: 'relaxed_order', strict: 'strict_order', off: 'off' }
 
+/** One frozen settings object per `ef_search` and scan mode (at most 3,000): `settingsMessage` keeps its text. */
+const SEARCH_SETTINGS = new Map<string, LocalSettings>()
+
+function searchSettings(ef: number, scan: string): LocalSettings {
+  const key = `${ef}:${scan}`
+  let settings = SEARCH_SETTINGS.get(key)
+  if (!settings) SEARCH_SETTINGS.set(key, (settings = Object.freeze({ 'hnsw.ef_search': ef, 'hnsw.iterative_scan': scan })))
+  return settings
+}
+
 /**
  * A store bound to one tenant: every statement it sends filters `tenant_id = $1`, and there is
  * no other read path. Get one from {@link PgVectorStore.forTenant}.
@@ -624,7 +634,7 @@ export class TenantStore {
     if (!Object.hasOwn(ITERATIVE, iterativeScan)) {
       throw new InvalidArgumentError(`iterativeScan must be relaxed, strict or off, got ${JSON.stringify(iterativeScan)}`)
     }
-    return { 'hnsw.ef_search': Math.max(ef, Math.min(k, 1000)), 'hnsw.iterative_scan': ITERATIVE[iterativeScan] }
+    return searchSettings(Math.max(ef, Math.min(k, 1000)), ITERATIVE[iterativeScan])
   }
 
   async #run<R>(text: string, params: readonly unknown[], executor: Executor = this.#db): Promise<R[]> {
