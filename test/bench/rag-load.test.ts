@@ -492,7 +492,7 @@ describe('rag-bench load --replicas', () => {
       const out = join(dir, 'replicas-stale.json')
       // Two documents per tenant (every answer holds rows of both), half the operations writes,
       // replay paused on the only standby for half the lagging step: another thread's write is read stale.
-      const args = ['--no-replica-tokens', '--no-stop-replica', '--chunks-per-doc', '25', '--clients', '2', '--duration', '6']
+      const args = ['--no-replica-tokens', '--no-stop-replica', '--chunks-per-doc', '25', '--clients', '2', '--duration', '3']
       const code = await ragBench(replicaArgs(out, ...args, '--mix', 'search=50,replace=40,delete=10'))
       expect(code).toBe(1)
       const report = JSON.parse(readFileSync(out, 'utf8'))
