@@ -15,6 +15,7 @@ interface MigrateCliOptions extends CommonOptions, ModelMigrationOptions {
   /** Chunks of the one large tenant switched back and forth (`--large-tenant`). */
   largeTenant?: number
   cycles: number
+  vacuumFirst?: boolean
 }
 
 /** Builds the `rag-bench migrate` command (commander wiring only; the work is in bench/rag/migrate). */
@@ -41,6 +42,10 @@ export function ragMigrateCommand(): Command {
         positiveInt('--large-tenant', 100_000_000),
       )
       .option('--cycles <n>', 'with --large-tenant: switch and rollback cycles', positiveInt('--cycles', 1000), 10)
+      .option(
+        '--vacuum-first',
+        "with --large-tenant: VACUUM (ANALYZE) the new space's table after the backfill, before the cycles (what docs/store.md suggests before a large tenant's first switch)",
+      )
       .option(
         '--storage-choice',
         'instead: one tenant of --chunks with its own index, its new vectors written into a table per space vs. a new column',
@@ -137,14 +142,23 @@ async function largeTenantRun(
 ): Promise<void> {
   const r = await measureLargeTenantSwitch(
     provisioned.db,
-    { chunks: o.largeTenant!, dim: o.dim, toDim: o.toDim, searchers: o.searchers, cycles: o.cycles, batch: o.batch },
+    {
+      chunks: o.largeTenant!,
+      dim: o.dim,
+      toDim: o.toDim,
+      searchers: o.searchers,
+      cycles: o.cycles,
+      batch: o.batch,
+      vacuumFirst: o.vacuumFirst === true,
+    },
     log,
   )
   if (o.json !== '-') {
     const ms = (p: { p50: number; p95: number; p99: number }) =>
       `p50 ${p.p50.toFixed(1)} ms, p95 ${p.p95.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms`
     console.log(
-      `backfill of ${r.chunks.toLocaleString('en-US')} chunks (index built and tuned: ${JSON.stringify(r.tuning)}): ${r.backfillSeconds.toFixed(1)} s`,
+      `backfill of ${r.chunks.toLocaleString('en-US')} chunks (index built and tuned: ${JSON.stringify(r.tuning)}): ${r.backfillSeconds.toFixed(1)} s` +
+        (r.vacuumSeconds === null ? '' : `; VACUUM (ANALYZE) of the new space's table ${r.vacuumSeconds.toFixed(1)} s`),
     )
     console.log(
       `switch × ${r.switches.count}: ${ms(r.switches.ms)}; rollback × ${r.rollbacks.count}: ${ms(r.rollbacks.ms)}; re-embedded on resume: ${r.reembedded}`,
