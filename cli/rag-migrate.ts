@@ -44,7 +44,7 @@ export function ragMigrateCommand(): Command {
       .option('--cycles <n>', 'with --large-tenant: switch and rollback cycles', positiveInt('--cycles', 1000), 10)
       .option(
         '--vacuum-first',
-        "with --large-tenant: VACUUM (ANALYZE) the new space's table after the backfill, before the cycles (what docs/store.md suggests before a large tenant's first switch)",
+        "with --large-tenant: VACUUM (ANALYZE) the new space's table after the backfill, before the cycles (does the first switch after a backfill wait on the server's upkeep? docs/store.md)",
       )
       .option(
         '--storage-choice',

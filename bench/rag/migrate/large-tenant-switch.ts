@@ -121,9 +121,9 @@ export async function measureLargeTenantSwitch(
 }
 
 /**
- * `VACUUM (ANALYZE)` of the new space's table (`<table>__<space>`), as an operator would run it after
- * a large backfill so the first switch does not meet autovacuum working through it (docs/store.md);
- * resolves to its seconds.
+ * `VACUUM (ANALYZE)` of the new space's table (`<table>__<space>`), as an operator might run it after
+ * a large backfill, to see whether the first switch then waits less on the server's upkeep
+ * (docs/store.md, "Why the first switch is slower"); resolves to its seconds.
  */
 async function vacuumSpaceTable(db: Database, log: (line: string) => void): Promise<number> {
   log(`VACUUM (ANALYZE) ${TABLE}__next before the cycles`)
