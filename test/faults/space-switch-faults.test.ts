@@ -19,14 +19,20 @@ const model = (text: string, dims: number) => {
   return Array.from({ length: dims }, (_, i) => (h[i]! - 127.5) / 128 + (i === 0 ? 0.01 : 0))
 }
 
+/** A store whose tenant acme has one document and is migrated (backfilled, ready) to a 4-d space v2. */
+async function migratingStore(table: string) {
+  const store = await PgVectorStore.open(t.db, { table, dimensions: DIM })
+  const acme = store.forTenant('acme')
+  await acme.replaceDocument('d', [{ content: 'first', embedding: model('first', DIM) }])
+  await store.addSpace({ name: 'v2', dimensions: 4 })
+  const embed = async (texts: string[]) => texts.map((x) => model(x, 4))
+  await store.migrateTenant('acme', { to: 'v2', embed })
+  return { store, acme, embed }
+}
+
 describe('the switch under faults', () => {
   itWithServer(t.target)('a switch killed while it waits for a writer leaves nothing; the next one takes the writer along', async () => {
-    const store = await PgVectorStore.open(t.db, { table: 'sp_fault', dimensions: DIM })
-    const acme = store.forTenant('acme')
-    await acme.replaceDocument('d', [{ content: 'first', embedding: model('first', DIM) }])
-    await store.addSpace({ name: 'v2', dimensions: 4 })
-    const embed = async (texts: string[]) => texts.map((x) => model(x, 4))
-    await store.migrateTenant('acme', { to: 'v2', embed })
+    const { store, embed } = await migratingStore('sp_fault')
 
     // A writer of another process holds its transaction open after a write (the guard's row lock held).
     const writer = await connect(t.url!, { maxConnections: 1, requireVector: false })
@@ -59,12 +65,7 @@ describe('the switch under faults', () => {
   itWithServer(t.target)(
     'a switch killed between its statements under the lock (after the change log was settled, while it embeds) leaves nothing; the log is intact and the next switch works',
     async () => {
-      const store = await PgVectorStore.open(t.db, { table: 'sp_fault_mid', dimensions: DIM })
-      const acme = store.forTenant('acme')
-      await acme.replaceDocument('d', [{ content: 'first', embedding: model('first', DIM) }])
-      await store.addSpace({ name: 'v2', dimensions: 4 })
-      const embed = async (texts: string[]) => texts.map((x) => model(x, 4))
-      await store.migrateTenant('acme', { to: 'v2', embed })
+      const { store, acme, embed } = await migratingStore('sp_fault_mid')
       // Written since the backfill: a new chunk (the last pass embeds it) and a deletion (settled under the lock).
       await acme.replaceDocument('late', [{ content: 'late', embedding: model('late', DIM) }])
       await acme.deleteDocument('d')

@@ -12,6 +12,7 @@ import {
 } from '../../src/index.js'
 import { useRuntimeRole } from '../support/runtime-role.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { canonicalRows } from './canonical-rows.js'
 
 /**
  * The fleet level (`fleetTable`) outside the app's process (issue #43): kept in the rollup's
@@ -61,21 +62,8 @@ async function truth(db: Kysely<any>, source: string, keep: string[]) {
     select to_char(${month}, 'YYYY-MM') as month${groups.length ? sql`, ${sql.join(groups)}` : sql``},
       sum(amount)::numeric(14,2)::text as total, count(*)::int as n
     from ${sql.table(source)} where ${month} between '2025-01-01' and '2025-12-01' group by ${sql.join([month, ...groups])}`.execute(db)
-  return norm(rows)
+  return canonicalRows(rows)
 }
-
-/** Numbers and numeric text alike (trailing zeros dropped); other values as they are. */
-const canonical = (v: unknown) => (v === null || v === undefined || !/^-?\d+(\.\d+)?$/.test(String(v)) ? v : String(Number(v)))
-const norm = (rows: ReadonlyArray<Record<string, unknown>>) =>
-  rows
-    .map((r) =>
-      JSON.stringify(
-        Object.keys(r)
-          .sort()
-          .map((k) => [k, canonical(r[k])]),
-      ),
-    )
-    .sort()
 
 /** readAcross through the fleet level (checked to read it) equals the from-scratch aggregate, by category and by month. */
 async function expectFleetTruth(db: Kysely<any>, d: Declared, source: string) {
@@ -83,7 +71,7 @@ async function expectFleetTruth(db: Kysely<any>, d: Declared, source: string) {
     const query = d.rollup.readAcrossQuery(db, { from: '2025-01', to: '2025-12', groupBy: keep }).compile(db).sql
     expect(query).toContain(d.fleet.qualified)
     const rows = await d.rollup.readAcross(db, { from: '2025-01', to: '2025-12', groupBy: keep })
-    expect(norm(rows), `fleet by [${keep}]`).toEqual(await truth(t.db, source, keep))
+    expect(canonicalRows(rows), `fleet by [${keep}]`).toEqual(await truth(t.db, source, keep))
   }
 }
 
