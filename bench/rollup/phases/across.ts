@@ -112,8 +112,9 @@ function methodOf(run: RollupRun): string {
     `the per-tenant level for the top 20 tenants), one warm-up each, then ` +
     `${run.o.reps} rounds of the three in turn (order rotating); p50/p95 and the ratio of medians. Then the same with a (paid_at) INCLUDE ` +
     `(tenant_id, category, amount, status) index on the source after VACUUM ANALYZE, dropped afterwards. Refresh/drain: refreshAt of this ` +
-    `month (big and typical tenant) by each rollup alternately, ${run.o.reps} each after a warm-up; drain: 5 rounds, each marking the same ` +
-    `keys in both logs (INSERT into the log) and timing refreshDirty of each, order alternating; ratio = median of per-round levels ÷ plain; ` +
+    `month (big and typical tenant) by each rollup alternately, ${run.o.reps} each after a warm-up, each pair after one new source row in ` +
+    `the bucket (not timed; its category turning through the seed's); drain: 5 rounds, each inserting one source row in every bucket ` +
+    `drained and marking the same keys in both logs (INSERT into the log), then timing refreshDirty of each, order alternating; ratio = median of per-round levels ÷ plain; ` +
     `done twice: the rollup with the fleet level alone, then with both levels, each against the rollup without levels. Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
     `tenant and month, united across tenants per month, against count(distinct amount) of the same rows`
   )

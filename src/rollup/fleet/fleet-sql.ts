@@ -59,9 +59,14 @@ function deltaUpsert(f: FleetTable, plan: FleetPlan): RawBuilder<unknown> {
       `${BUCKETS} = ${t}.${BUCKETS} + excluded.${BUCKETS}`,
     ].join(', '),
   )
+  // A fleet bucket whose delta is zero in every column (the tenant's group did not change) is left
+  // alone: its update would write the same values, lock the row and dirty a page for nothing.
+  const changed = sql.raw(
+    [...plan.measures.map((m) => `coalesce(sum("${m.name}"), 0) <> 0 or sum("${m.nonNull}") <> 0`), `sum(${BUCKETS}) <> 0`].join(' or '),
+  )
   return sql`insert into ${sql.raw(t)} (${fleetColumns(f, plan)})
     select ${key}, ${sums} from (${signed('', 'written')} union all ${signed('-', 'removed')}) as d
-    group by ${key} order by ${key}
+    group by ${key} having ${changed} order by ${key}
     on conflict on constraint ${id(fleetKeyConstraint(f))} do update set ${sets}`
 }
 
