@@ -29,6 +29,7 @@ import { scopedHandle } from '../db/security/scoped-handle.js'
 import { ReplicaSet, WriteJournal, type ReplicaStats } from '../replicas/index.js'
 import type { Database } from '../db/database.js'
 import {
+  dropSpaces,
   EmbeddingSpaces,
   type EmbeddingSpace,
   type EmbeddingSpaceConfig,
@@ -180,7 +181,8 @@ export class PgVectorStore {
    * The store's DDL as a Kysely migration, for apps that run DDL only at deploy time with their own
    * `Migrator`: `up` creates (or upgrades) the tables as `open` would and, with `runtimeRole`,
    * grants that role what the app needs at run time (DML on the store's tables, `SELECT` on the
-   * version table, `USAGE` on the schema); `down` drops the store. Afterwards the runtime role's
+   * version table, `USAGE` on the schema); `down` drops the store with its embedding spaces (each
+   * added space's table, the spaces' bookkeeping and guard). Afterwards the runtime role's
    * `open` only reads the catalog.
    *
    * ### Examples
@@ -195,7 +197,11 @@ export class PgVectorStore {
         await (await PgVectorStore.open(db, { ...config, migrate: true, querySample: false })).close()
         if (options.runtimeRole !== undefined) await grantStore(db, resolved, options.runtimeRole)
       },
-      down: (db: Kysely<any>) => dropStore(db, resolved),
+      // The store's embedding spaces first (their tables, bookkeeping and guard), then the store.
+      down: async (db: Kysely<any>) => {
+        await dropSpaces(db, config, resolved)
+        await dropStore(db, resolved)
+      },
     }
   }
 

@@ -6,3 +6,4 @@ export * from './space-change-log.js' // the same, over the keys written while t
 export * from './backfill.js' // the resumable backfill
 export * from './shadow-evaluation.js' // both spaces' answers side by side, before a switch
 export * from './embedding-spaces.js' // the lifecycle: add, migrate, switch, roll back, release, drop
+export * from './drop-spaces.js' // the spaces dropped with the store (its migration's down)

@@ -286,4 +286,48 @@ describe('embedding spaces: add, backfill, switch, roll back, release, drop', ()
     await expectSpaceMatches('sp_rls', 'sp_rls__v2', 'acme')
     expect(await rowsOf('sp_rls__v2', 'beta')).toEqual([])
   })
+  it("the store's migration down drops its spaces with it — tables, bookkeeping, guard, version records; a down rolled back leaves all", async () => {
+    const config = { table: 'sp_down', dimensions: DIM }
+    const migration = PgVectorStore.migration(config)
+    await migration.up(t.db)
+    const store = await PgVectorStore.open(t.db, config)
+    await store.addSpace({ name: 'v2', dimensions: NEW_DIM })
+    await store.addSpace({ name: 'v3', dimensions: NEW_DIM })
+    await fill(store.forTenant('acme'), 2, 2)
+    // A tenant switched (its old space kept for a rollback: the change log in use) and one mid-migration.
+    await store.migrateTenant('acme', { to: 'v2', embed: embedNew([]), switch: true })
+    await fill(store.forTenant('beta'), 1, 2)
+    await store.migrateTenant('beta', { to: 'v3', embed: embedNew([]) })
+    await store.close()
+    const left = async () => ({
+      relations: (
+        await sql<{ n: string }>`select relname as n from pg_class where relname like 'sp\_down%' order by 1`.execute(t.db)
+      ).rows.map((r) => r.n),
+      functions: (
+        await sql<{ n: string }>`select proname as n from pg_proc where proname like 'sp\_down%' order by 1`.execute(t.db)
+      ).rows.map((r) => r.n),
+      records: (
+        await sql<{ n: string }>`select object as n from pgscale_object_version where object like '%sp\_down%' order by 1`.execute(t.db)
+      ).rows.map((r) => r.n),
+    })
+    const before = await left()
+    expect(before.relations).toEqual(
+      expect.arrayContaining(['sp_down', 'sp_down__v2', 'sp_down__v3', 'sp_down_spaces', 'sp_down_tenant_spaces', 'sp_down_space_changes']),
+    )
+    expect(before.functions).toEqual(['sp_down_space_guard'])
+    expect(before.records).toEqual(['store:public.sp_down', 'store:public.sp_down__v2', 'store:public.sp_down__v3'])
+    // In the Migrator's transaction: a failure after the down leaves everything in place.
+    const failed = t.db.transaction().execute(async (trx) => {
+      await migration.down!(trx)
+      throw new Error('the next migration failed')
+    })
+    await expect(failed).rejects.toThrow('the next migration failed')
+    expect(await left()).toEqual(before)
+    await t.db.transaction().execute((trx) => migration.down!(trx))
+    expect(await left()).toEqual({ relations: [], functions: [], records: [] })
+    // A store that never added a space: its down drops the store alone.
+    await migration.up(t.db)
+    await migration.down!(t.db)
+    expect(await left()).toEqual({ relations: [], functions: [], records: [] })
+  })
 })
