@@ -94,7 +94,9 @@ function drawShape(seed: number): Shape {
     where: r.chance(0.5),
     tenants: tenants.slice(0, 4),
     empty: tenants[4]!,
-    mode: (['drain', 'rebuild', 'drain', 'refreshAt'] as const)[seed % 4]!,
+    // Shifted every 12 seeds, so that a drain meets every fleet kind with and without groups (a
+    // per-tenant level): with `seed % 4` alone, a drain beside a delta-kept fleet level never had one.
+    mode: (['drain', 'rebuild', 'drain', 'refreshAt'] as const)[(seed + Math.floor(seed / 12)) % 4]!,
     ...fleetOf(seed, seed % 3),
     tenantGroups: tenantLevelOf(seed, seed % 3),
   }
@@ -380,8 +382,9 @@ async function compareTenantLevel(db: Database, s: Shape): Promise<void> {
 
 async function heal(db: Database, s: Shape, rollup: MonthlyRollup): Promise<void> {
   if (s.mode === 'drain') {
-    // A fleet level kept by deltas is upserted per tenant (odd seeds) or recomputed once per drain (even seeds: a large drain's way).
-    bulkDrain.rowsPerBucket = s.seed % 2 ? 0 : 1_000_000_000
+    // A fleet level kept by deltas is upserted per tenant, or (seeds 0-3, 8-11, … mod 8) its levels are
+    // recomputed once per drain (a large drain's way); not tied to the seed's parity, which fixes the fleet kind.
+    bulkDrain.rowsPerBucket = Math.floor(s.seed / 4) % 2 ? 0 : 1_000_000_000
     try {
       while ((await rollup.refreshDirty(db, { limit: 1 + (s.seed % 50) })).remaining > 0);
     } finally {

@@ -40,14 +40,15 @@ export interface FleetMaintenance {
   /** What runs after the tenant writes of `months`, in their transaction (bound values: inlinable). */
   after(months: readonly string[]): CompiledQuery[]
   /**
-   * A large drain's way, when a level is kept by deltas: its rebuild statement without the delta
-   * levels' parts, and after it every level without the tenant recomputed for the months (one
-   * aggregate of the rollup table's rows of those months instead of one upsert of the same fleet
-   * rows per tenant); `rows(months)` counts those rows (from the fleet level), to choose.
+   * A large drain's way, when a level is kept by deltas: its rebuild statement without the levels'
+   * parts, and after it every level without the tenant recomputed for the months (one aggregate of
+   * the rollup table's rows of those months instead of one upsert of the same fleet rows per
+   * tenant) and every per-tenant level for the claimed buckets (`keys`); `rows(months)` counts
+   * those rows (from the fleet level), to choose.
    */
   bulk?: {
     rebuild?: (parts: RollupParts, tenant: unknown, months: unknown) => RawBuilder<unknown>
-    after(months: readonly string[]): CompiledQuery[]
+    after(months: readonly string[], keys: ReadonlyArray<{ tenantId: string | number; month: string }>): CompiledQuery[]
     rows(months: readonly string[]): CompiledQuery
   }
   /** The level's table that answers a `readAcross` view, else undefined. */
@@ -200,11 +201,14 @@ export class RollupContext {
    * The fleet level's part of a write of `months`: its lock (before any bucket lock) and what runs
    * after the tenant statements; nothing without a fleet level.
    */
-  fleetWrite(months: readonly string[], options: { bulk?: boolean } = {}): { locks: string[]; after: CompiledQuery[] } {
+  fleetWrite(
+    months: readonly string[],
+    options: { bulk?: ReadonlyArray<{ tenantId: string | number; month: string }> } = {},
+  ): { locks: string[]; after: CompiledQuery[] } {
     const level = this.fleet?.level
     if (!level || months.length === 0) return { locks: [], after: [] }
     const sorted = [...new Set(months)].sort()
-    const after = options.bulk && level.bulk ? level.bulk.after(sorted) : level.after(sorted)
+    const after = options.bulk && level.bulk ? level.bulk.after(sorted, options.bulk) : level.after(sorted)
     return { locks: this.fleetLocks(sorted), after }
   }
 

@@ -166,7 +166,7 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
     for (const lock of ctx.fleetLocks(months)) await trx.executeQuery(CompiledQuery.raw(lock))
     // A large fleet-wide drain recomputes a delta-kept level once, after its tenants' statements.
     const bulk = tenantId === undefined && (await drainsInBulk(ctx, trx, months, keys.length))
-    const fleet = ctx.fleetWrite(months, { bulk })
+    const fleet = ctx.fleetWrite(months, bulk ? { bulk: keys } : {})
     const rebuild = bulk ? statements.bulkRebuild! : statements.rebuild
     for (const group of byTenant.values()) {
       await trx.executeQuery(CompiledQuery.raw(ctx.lockStatement(group.tenantId, group.months)))

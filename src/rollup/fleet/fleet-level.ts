@@ -13,6 +13,7 @@ import {
   levelsRebuildStatement,
   levelsRefreshStatement,
   recomputeFleetMonths,
+  recomputeTenantLevelBuckets,
   type StatementLevel,
 } from './fleet-sql.js'
 import { bindFleetPlan, fleetMarker, fleetMigrationStatements, levelMarker, tenantLevelMarker } from './fleet-table.js'
@@ -84,13 +85,25 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
             : recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)),
         ),
       ),
-    // A large drain recomputes the delta-kept levels once after its tenants' statements.
+    // A large drain recomputes its levels once after its tenants' statements (which leave them out):
+    // the levels without the tenant for the claimed months, the per-tenant ones for the claimed buckets.
     ...(deltaKept.length
       ? {
           bulk: {
-            ...(perTenant.length ? { rebuild: (p, tenant, months) => levelsRebuildStatement(p, perTenant, tenant, months) } : {}),
-            after: (months) =>
-              fleetWide.map(({ fleet, plan }) => compileSql(recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)))),
+            after: (months, keys) => [
+              ...fleetWide.map(({ fleet, plan }) => compileSql(recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)))),
+              ...perTenant.map(({ fleet, plan }) =>
+                compileSql(
+                  recomputeTenantLevelBuckets(
+                    parts,
+                    fleet,
+                    plan,
+                    arrayLiteral(keys.map((k) => k.tenantId)),
+                    arrayLiteral(keys.map((k) => k.month)),
+                  ),
+                ),
+              ),
+            ],
             rows: (months) => compileSql(fleetRowCount(deltaKept[0]!.fleet, arrayLiteral(months))),
           },
         }

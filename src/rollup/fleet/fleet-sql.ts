@@ -236,6 +236,36 @@ export function recomputeFleetMonths(p: RollupParts, f: FleetTable, plan: FleetP
 }
 
 /**
+ * Replaces a per-tenant level's rows of the claimed buckets — `tenants[i]` × `months[i]` (`{…}`
+ * array literals of the same length) — by the rollup table's rows of those buckets combined over
+ * the dropped groups, one statement: what a large drain runs after its tenants' statements (which
+ * then leave the level out), in their transaction and under their bucket locks. An emptied bucket
+ * leaves no row.
+ *
+ * ### Examples
+ * ```ts
+ * recomputeTenantLevelBuckets(parts, level, plan, '{"7","9"}', '{2025-03-01,2025-03-01}')
+ * ```
+ */
+export function recomputeTenantLevelBuckets(
+  p: RollupParts,
+  f: FleetTable,
+  plan: FleetPlan,
+  tenants: string,
+  months: string,
+): RawBuilder<unknown> {
+  const keys = sql`select * from unnest(${tenants}::${sql.raw(p.target.tenantType)}[], ${months}::date[]) as k(pgscale_tenant, pgscale_month)`
+  return sql`
+    with keys as (${keys}),
+    gone as (delete from ${sql.raw(f.qualified)} as l using keys where l.tenant_id = keys.pgscale_tenant and l.month = keys.pgscale_month returning 1)
+    insert into ${sql.raw(f.qualified)} (${fleetColumns(f, plan)})
+    select tenant_id, ${fleetKey(f)}, ${combined(plan, { counts: false })}
+    from ${sql.raw(p.target.qualified)} join keys on tenant_id = keys.pgscale_tenant and month = keys.pgscale_month
+    where (select count(*) from gone) >= 0
+    group by tenant_id, ${fleetKey(f)}`
+}
+
+/**
  * The whole level from the rollup table (a per-tenant level: grouped by tenant too): what `create`
  * fills a new level with; with `onlyIntoEmpty`, nothing when the level holds a row (a migration
  * script run again).
