@@ -92,12 +92,14 @@ describe('read replicas', () => {
   })
 
   needsLocal('a replica lagging beyond maxLagMs is passed over; the other serves', async () => {
-    const { replicas, store } = await open({ maxLagMs: 200 })
+    // A bound well above what a standby that replays lags on a busy CI machine (a run with 200 ms
+    // once saw the other standby over it for one read), and a pause well beyond the bound.
+    const { replicas, store } = await open({ maxLagMs: 1000 })
     await pause(0)
     try {
       await sql`create table lag_probe (x int)`.execute(db)
       await sql`insert into lag_probe values (1)`.execute(db)
-      await new Promise((r) => setTimeout(r, 500))
+      await new Promise((r) => setTimeout(r, 1500))
       await sql`insert into lag_probe values (2)`.execute(db) // WAL the paused replica receives and does not replay
       await new Promise((r) => setTimeout(r, 100))
       for (let i = 0; i < 10; i++) await store.forTenant('globex').count()
