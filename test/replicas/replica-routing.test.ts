@@ -93,7 +93,7 @@ describe('read replicas', () => {
 
   needsLocal('a replica lagging beyond maxLagMs is passed over; the other serves', async () => {
     // A bound well above what a standby that replays lags on a busy CI machine (a run with 200 ms
-    // once saw the other standby over it for one read), and a pause well beyond the bound.
+    // once saw the other standby over it for one read of ten), and a pause well beyond the bound.
     const { replicas, store } = await open({ maxLagMs: 1000 })
     await pause(0)
     try {
@@ -101,7 +101,14 @@ describe('read replicas', () => {
       await sql`insert into lag_probe values (1)`.execute(db)
       await new Promise((r) => setTimeout(r, 1500))
       await sql`insert into lag_probe values (2)`.execute(db) // WAL the paused replica receives and does not replay
-      await new Promise((r) => setTimeout(r, 100))
+      // The other standby replays it first: while a standby has received WAL it has not replayed, its
+      // lag reads as the time since its last replayed commit (here the whole pause).
+      const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(db)
+      for (let i = 0; i < 250; i++) {
+        const caught = await sql<{ ok: boolean }>`select pg_last_wal_replay_lsn() >= ${rows[0]!.lsn}::pg_lsn as ok`.execute(nodes[1]!)
+        if (caught.rows[0]!.ok) break
+        await new Promise((r) => setTimeout(r, 20))
+      }
       for (let i = 0; i < 10; i++) await store.forTenant('globex').count()
       const stats = replicas.stats()
       expect(stats.replicas[0]!.skippedLagging).toBeGreaterThan(0)
