@@ -49,6 +49,10 @@ export function renderStoreReport(r: StoreBenchReport): string {
     ),
     `recall@10 vs exactSearch: ${fmt(s.recallAt10, 4)} over ${method.queries} queries; pgscale overhead: ${fmt(s.overhead * 100, 2)}% (median of ${method.blocks} block ratios)${
       s.sampleOff ? `; with querySample: false ${fmt(s.sampleOff.overhead * 100, 2)}%` : ''
+    }${
+      s.sameBlocks
+        ? `\nthe three in the same blocks: sampled ${fmt(s.sameBlocks.sampleOn, 3)}× raw, unsampled ${fmt(s.sameBlocks.sampleOff, 3)}× raw, unsampled ÷ sampled ${fmt(s.sameBlocks.offVsOn, 3)}×`
+        : ''
     }`,
     renderTable(
       [`exact scan, ${x.rows.toLocaleString('en-US')} chunks × ${x.dim} dims`, 'p50 ms', 'p95 ms', 'heap MB', 'TOAST MB'],

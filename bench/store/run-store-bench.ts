@@ -51,6 +51,11 @@ export interface StoreBenchReport {
     overhead: number
     /** The same comparison (its own interleaved blocks, same run) through a handle opened with `querySample: false`. */
     sampleOff: { pgscaleMs: Percentiles; rawPgMs: Percentiles; overhead: number }
+    /**
+     * The three in the same blocks (the sampled handle, the unsampled one, raw; order rotating per
+     * block): each handle's median block ratio to raw, and the unsampled one's to the sampled one.
+     */
+    sameBlocks: { sampleOn: number; sampleOff: number; offVsOn: number }
   }
   exactScanMs: {
     dim: number
@@ -154,7 +159,7 @@ export async function runStoreBench(
         rounds: o.rounds,
         queries: search.queries,
         blocks: search.blocks,
-        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table (fullText: false: the same table without the tsvector column and GIN index), all reading the same pre-generated rows from a file; the server-bound ceiling inserts the same rows from an unlogged table in the server (INSERT … SELECT); search: pgscale (ef_search 100, relaxed) and the same SQL raw through pg (BEGIN + SET LOCAL, the query with the vector formatted by pgvector.toSql per call, COMMIT) interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1; then the same against a second handle on the same table opened with querySample: false (sampleOff), its own interleaved blocks',
+        note: 'ingest: median rows/s over rounds, methods interleaved in a rotating order, each into an identical empty table (fullText: false: the same table without the tsvector column and GIN index), all reading the same pre-generated rows from a file; the server-bound ceiling inserts the same rows from an unlogged table in the server (INSERT … SELECT); search: pgscale (ef_search 100, relaxed) and the same SQL raw through pg (BEGIN + SET LOCAL, the query with the vector formatted by pgvector.toSql per call, COMMIT) interleaved in blocks of 20 queries, overhead = median of per-block time ratios - 1; then the same against a second handle on the same table opened with querySample: false (sampleOff), its own interleaved blocks; then the three (sampled, unsampled, raw) in the same blocks of 20, the first rotating per block (sameBlocks: median block ratios)',
       },
       ingest,
       tenantIndexes: search.tenantIndexes,
@@ -231,6 +236,7 @@ async function compareSearch(db: ProvisionedDatabase['db'], store: PgVectorStore
   const runUnsampled = async ({ tenant, q }: (typeof queries)[number]) =>
     void (await unsampled.forTenant(tenant).search(q, { k: 10, efSearch: 100, iterativeScan: 'relaxed' }))
   const off = await interleave(queries, runUnsampled, runRaw)
+  const three = await interleaveArms(queries, [runStore, runUnsampled, runRaw])
   await unsampled.close()
   return {
     queries: queries.length,
@@ -242,6 +248,11 @@ async function compareSearch(db: ProvisionedDatabase['db'], store: PgVectorStore
       rawPgMs: summarize(timed.b),
       overhead: median(timed.ratios) - 1,
       sampleOff: { pgscaleMs: summarize(off.a), rawPgMs: summarize(off.b), overhead: median(off.ratios) - 1 },
+      sameBlocks: {
+        sampleOn: median(three.map(([on, , raw]) => on! / raw!)),
+        sampleOff: median(three.map(([, off, raw]) => off! / raw!)),
+        offVsOn: median(three.map(([on, off]) => off! / on!)),
+      },
     },
   }
 }
@@ -279,6 +290,28 @@ async function interleave<T>(
     out.ratios.push(aFirst ? first / second : second / first)
   }
   return out
+}
+
+/**
+ * Times several ways of running the same items in the same blocks: each warmed on the first 100,
+ * then blocks of 20, every way in turn on the block's items, the first way rotating per block.
+ * Resolves to each block's total per way (in the ways' order).
+ */
+async function interleaveArms<T>(items: readonly T[], ways: ReadonlyArray<(item: T) => Promise<void>>): Promise<number[][]> {
+  for (const item of items.slice(0, 100)) for (const way of ways) await way(item)
+  const blocks: number[][] = []
+  for (let i = 0, block = 0; i < items.length; i += 20, block++) {
+    const slice = items.slice(i, i + 20)
+    const totals = ways.map(() => 0)
+    for (let j = 0; j < ways.length; j++) {
+      const w = (block + j) % ways.length
+      const t0 = performance.now()
+      for (const item of slice) await ways[w]!(item)
+      totals[w] = performance.now() - t0
+    }
+    blocks.push(totals)
+  }
+  return blocks
 }
 
 /**
