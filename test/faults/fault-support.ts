@@ -25,11 +25,12 @@ export async function snapshot(db: Database, tables: Record<string, string>): Pr
   return { rows, checksums, indexes: idx.map((i) => i.name) }
 }
 
-/** Invalid indexes and advisory locks anywhere in the database: both must be none after a fault. */
+/** Invalid indexes and advisory locks in this database (pg_locks is the whole server's): both must be none after a fault. */
 export async function leftovers(db: Database): Promise<{ invalidIndexes: number; advisoryLocks: number }> {
   const { rows } = await sql<{ invalid: number; locks: number }>`
     select (select count(*)::int from pg_index where not indisvalid) as invalid,
-      (select count(*)::int from pg_locks where locktype = 'advisory') as locks`.execute(db)
+      (select count(*)::int from pg_locks where locktype = 'advisory'
+        and database = (select oid from pg_database where datname = current_database())) as locks`.execute(db)
   return { invalidIndexes: rows[0]!.invalid, advisoryLocks: rows[0]!.locks }
 }
 

@@ -238,7 +238,9 @@ describe('bulkUpsert with other connections', () => {
         await holder
         expect(await pending).toBeInstanceOf(DatabaseError)
         expect(await tableState(admin)).toBe(before)
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory'`.execute(admin)
+        // This database's only: pg_locks is the whole server's, where other test files run at the same time.
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks
+          where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`.execute(admin)
         expect(rows[0]!.n).toBe(0)
       } finally {
         release?.()
