@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DatabaseError, InvalidArgumentError, PgVectorStore } from '../../src/index.js'
-import { seededRandom } from '../../src/bench-kit.js'
+import { seededRandom, toVectorLiteral } from '../../src/bench-kit.js'
 import { itWithServer } from '../support/skip.js'
 import { countingPool } from '../support/query-counter.js'
 import { useTestDatabase } from '../support/test-database.js'
@@ -145,6 +145,47 @@ describe('one-message search', () => {
         } finally {
           await pool.end()
         }
+      }
+    },
+  )
+
+  itWithServer(t.target)(
+    'the query vector travels once in the message of an unfiltered and a filtered walk (hybrid: twice, was three times; twice where a halfvec index orders by its own cast)',
+    async () => {
+      const counted = countingPool({ connectionString: t.url, max: 1 })
+      try {
+        const appStore = await PgVectorStore.open(counted.pool, { table: 'one_message_chunks', dimensions: DIM })
+        const halfStore = await PgVectorStore.open(counted.pool, {
+          table: 'one_message_half',
+          dimensions: DIM,
+          index: { quantization: 'halfvec' },
+        })
+        await halfStore.forTenant('a').replaceDocument('d', [{ content: 'x', embedding: vec(0) }])
+        await halfStore.createIndex()
+        const query = vec(1, 0.25)
+        const literal = toVectorLiteral(query)
+        const occurrences = async (run: () => Promise<unknown>) => {
+          await run() // the Citus lookup (cached) happens on the first call
+          counted.reset()
+          await run()
+          const searched = counted.texts.filter((text) => text.includes(literal))
+          expect(searched).toHaveLength(1)
+          return searched[0]!.split(literal).length - 1
+        }
+        const acme = appStore.forTenant(tenants[0]!)
+        if (!(await t.db.hasCitus())) {
+          expect(await occurrences(() => acme.search(query, { k: 3 }))).toBe(1)
+          expect(await occurrences(() => acme.search(query, { k: 1, filter: { j: 1 }, filterStrategy: 'index' }))).toBe(1)
+          // hybrid: the vector list's distance and order (once), and the fused rows' own distance (text-only hits have none)
+          expect(await occurrences(() => acme.hybridSearch({ embedding: query, text: 'owner', k: 3 }))).toBe(2)
+          expect(await occurrences(() => halfStore.forTenant('a').search(query, { k: 1 }))).toBe(2)
+        }
+        // The results are the nearest by exact distance, whatever the text's form.
+        const hits = await acme.search(query, { k: 3 })
+        const truth = await acme.exactSearch(query, { k: 3 })
+        expect(hits.map((h) => [h.documentId, h.chunkIndex])).toEqual(truth.map((h) => [h.documentId, h.chunkIndex]))
+      } finally {
+        await counted.pool.end()
       }
     },
   )

@@ -37,6 +37,18 @@ export function indexOrder(c: ResolvedStoreConfig): string {
 }
 
 /**
+ * What a statement that selects `embedding <op> $2 as distance` orders by to walk the HNSW index:
+ * the alias `distance` when the index orders by that same expression (a plain `vector` store: the
+ * planner matches the alias's expression to the index just the same), so the query vector appears
+ * once in the text — a search sent as one message carries it inlined, and twice was twice the
+ * bytes on the wire and twice the server's parse of ~5 KB of numbers; else {@link indexOrder}.
+ */
+export function walkOrder(c: ResolvedStoreConfig): string {
+  const order = indexOrder(c)
+  return order === `embedding ${c.operator} $2` ? 'distance' : order
+}
+
+/**
  * The k-nearest statements: `knn` through the index (under binary quantization rerank × k
  * candidates in index order, re-ranked by the exact distance outside), `exact` never through it.
  */
@@ -49,7 +61,7 @@ export function nearestStatements(c: ResolvedStoreConfig): { knn: (filter: strin
       select ${RESULT_COLUMNS}, embedding ${op} $2 as distance
       from ${t}
       where tenant_id = $1${filter}
-      order by ${indexOrder(c)}
+      order by ${walkOrder(c)}
       limit ${candidates}
     ) nearest
     order by distance + 0${c.rerank > 1 ? ' limit $3' : ''}`
@@ -89,7 +101,7 @@ export function renderStatements(c: ResolvedStoreConfig): StoreStatements {
       select (select count(*) from written)::int as written, (select count(*) from removed)::int as removed`,
     search: knn(''),
     exactSearch: exact(''),
-    hybridSearch: hybridStatement(c, indexOrder(c)),
+    hybridSearch: hybridStatement(c, walkOrder(c)),
     hybridSearchExact: hybridStatement(c, `embedding ${op} $2`),
     copyRows: `copy ${t} (tenant_id, document_id, chunk_index, content, metadata, embedding) from stdin with (format binary)`,
     documentLockClass: int32Hash(`pgscale.store:${t}`),

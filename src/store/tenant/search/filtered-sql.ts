@@ -1,4 +1,4 @@
-import { hybridStatement, indexOrder, nearestStatements, type ResolvedStoreConfig, RESULT_COLUMNS } from '../../config/index.js'
+import { hybridStatement, nearestStatements, type ResolvedStoreConfig, RESULT_COLUMNS, walkOrder } from '../../config/index.js'
 
 /**
  * The statements that take a compiled metadata filter (`filter`: a SQL boolean expression whose
@@ -37,7 +37,7 @@ export function renderFilteredStatements(c: ResolvedStoreConfig): FilteredStatem
         where tenant_id = $1 and (${filter})`
   /** The first `limit` matching rows in the HNSW index's order (the walk). */
   const walked = (filter: string, limit: string) => `${matching(filter)}
-        order by ${indexOrder(c)}
+        order by ${walkOrder(c)}
         limit ${limit}`
   return {
     exact: (filter) => exact(` and (${filter})`),
@@ -64,7 +64,7 @@ export function renderFilteredStatements(c: ResolvedStoreConfig): FilteredStatem
       ) nearest
       order by distance + 0
       limit $3`,
-    hybrid: (filter, exactOrder) => hybridStatement(c, exactOrder ? `embedding ${op} $2` : indexOrder(c), ` and (${filter})`),
+    hybrid: (filter, exactOrder) => hybridStatement(c, exactOrder ? `embedding ${op} $2` : walkOrder(c), ` and (${filter})`),
     find: (filter, after) => `
       select ${RESULT_COLUMNS} from ${t}
       where tenant_id = $1${after ? ' and (document_id, chunk_index) > ($3, $4::int)' : ''} and (${filter})
