@@ -33,6 +33,20 @@ export function tenantRebuildIndexName(table: string, tenantId: string): string 
   return `${prefix}${shortHash(tenantId, TENANT_HASH)}`
 }
 
+/**
+ * The name of a tenant's trial index (`tryBinaryRerank`: a binary-quantized index built, measured
+ * and dropped by `optimize()`): the table's trial prefix and the tenant's hash; at most 63 bytes.
+ *
+ * ### Examples
+ * ```ts
+ * tenantTrialIndexName('rag_chunks', 'acme') // 'rag_chunks_bintrial_…'
+ * ```
+ */
+export function tenantTrialIndexName(table: string, tenantId: string): string {
+  const prefix = fitIdentifier(table, `bintrial_${'0'.repeat(TENANT_HASH)}`).slice(0, -TENANT_HASH)
+  return `${prefix}${shortHash(tenantId, TENANT_HASH)}`
+}
+
 /** The name of a partitioned store's partition `remainder` (`<table>_p<remainder>`, in the store's schema). */
 export function partitionName(table: string, remainder: number): string {
   return fitIdentifier(table, `p${remainder}`)

@@ -74,14 +74,20 @@ export interface TunedAlternative {
   kind: 'rebuild' | 'binary-rerank' | 'halfvec-exact'
   m?: number
   efConstruction?: number
-  /** Seconds the rebuild took (measured). */
+  /** Seconds the rebuild (or the trial index's build) took (measured). */
   buildSeconds?: number
+  /** `binary-rerank` measured: the re-rank factor (`rerank × k` binary candidates re-ranked exactly). */
+  rerank?: number
   /** The cheapest setting on it that met the target, if any. */
   efSearch?: number | null
   recall?: number
   p50Ms?: number
-  /** `chosen`, or why it lost: `slower`, `missed the target`, `not available` (with `reason`). */
-  outcome: 'chosen' | 'slower' | 'missed the target' | 'not available' | 'not needed'
+  /**
+   * `chosen`, or why it lost: `slower`, `missed the target`, `not available` (with `reason`);
+   * `faster`: a binary trial met the target faster than the chosen setting, usable through a space
+   * of that quantization (`reason` says so).
+   */
+  outcome: 'chosen' | 'slower' | 'missed the target' | 'not available' | 'not needed' | 'faster'
   reason?: string
 }
 

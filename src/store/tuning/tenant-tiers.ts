@@ -2,6 +2,9 @@ import { assertEmbedding, assertId, type Embedding } from '../ingest/index.js'
 import { type QuerySampler, tenantFilteredSample, tenantSample, type TenantStore } from '../tenant/index.js'
 import type { MetadataField } from '../../filter/metadata-field.js'
 import { assertMayAlter } from '../../db/security/privileges.js'
+import { scopedHandle } from '../../db/security/scoped-handle.js'
+import { TENANT_SETTING } from '../../db/security/row-security.js'
+import { tryBinaryRerank } from './binary-trial.js'
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
@@ -394,6 +397,16 @@ function tuningDeps(store: TieredStore, concurrently: boolean): TuningDeps {
     fields: store.fields,
     currentGraph: (tenantId) => tenantIndexGraph(store.db, store.config, tenantId),
     rebuild: async (tenantId, build) => (await rebuildTenantIndex(store.db, store.config, tenantId, { ...build, concurrently })).seconds,
+    binaryTrial: (tenantId, trial) =>
+      tryBinaryRerank({
+        ...trial,
+        db: store.db,
+        // Its searches in the tenant's scope, as the tenant's own searches run under row-level security.
+        searchDb: store.config.isolation === 'rls' ? scopedHandle(store.db, { [TENANT_SETTING]: tenantId }) : store.db,
+        config: store.config,
+        tenantId,
+        build: { ...trial.build, concurrently },
+      }),
   }
 }
 

@@ -9,6 +9,7 @@ import type { ResolvedStoreConfig } from '../config/index.js'
 import { DEFAULT_EXACT_BELOW, modelExactBelow, type TenantStore } from '../tenant/index.js'
 import { recordRecall } from './recall-monitor.js'
 import { assertIntegerIn } from '../../util/assert-integer.js'
+import type { BinaryTrialContext } from './binary-trial.js'
 import { chooseIndexSetting, type Graph, type IndexChoice, type LadderStep, type RecallJudgement } from './tuner-alternatives.js'
 import { modelQueries, type QueryFamily } from './query-model.js'
 import { freshRecallBound, MIN_BOUND_QUERIES, recallBound, type RecallBound } from './recall-bound.js'
@@ -244,7 +245,21 @@ export interface TuningDeps extends FilterCaseSources {
   currentGraph: (tenantId: string) => Promise<Graph | undefined>
   /** Up to `n` of the tenant's recent query embeddings (newest first). */
   recentQueries: (tenantId: string, n: number) => Promise<number[][]>
+  /**
+   * Tries binary quantization with re-rank on the tenant ({@link tryBinaryRerank}) when the tuner
+   * reaches its alternatives; absent: the binary path is reported as the store has it, untried.
+   */
+  binaryTrial?: (tenantId: string, trial: BinaryTrialInput) => Promise<TunedAlternative>
 }
+
+/** The tuner's binary trial of one tenant (its queries, answers, ladder, bound), when the store has one. */
+function binaryTrialFor(deps: TuningDeps, tenantId: string, input: Omit<BinaryTrialInput, 'hnswP50Ms' | 'judge'>) {
+  const trial = deps.binaryTrial
+  return trial ? { binaryTrial: (t: Pick<BinaryTrialInput, 'hnswP50Ms' | 'judge'>) => trial(tenantId, { ...t, ...input }) } : {}
+}
+
+/** What a binary trial is judged on: the tuner's queries, answers, ladder, judge and bound. */
+export type BinaryTrialInput = Pick<BinaryTrialContext, 'queries' | 'truth' | 'steps' | 'judge' | 'boundMs' | 'hnswP50Ms' | 'build'>
 
 /**
  * Finds one tenant's cheapest setting that meets `target` on its recent real queries (when it has
@@ -289,6 +304,7 @@ export async function tuneTenant(
     rebuilds: params.rebuilds,
     current: (await deps.currentGraph(tenantId)) ?? { m: indexBuild.m ?? 16, efConstruction: indexBuild.efConstruction ?? 64 },
     rebuild: (graph) => deps.rebuild(tenantId, { ...indexBuild, m: graph.m, efConstruction: graph.efConstruction }),
+    ...binaryTrialFor(deps, tenantId, { queries, truth, steps: params.steps, boundMs: bound, build: indexBuild }),
   })
   const { chosen, rebuiltWith } = setting
   const { stated, perFamily } = statedInterval(chosen, families, queries.length, params)

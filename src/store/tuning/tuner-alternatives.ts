@@ -73,6 +73,8 @@ export interface AlternativesContext {
   current: Graph
   /** Rebuilds the tenant's index with a graph; resolves to the seconds it took. */
   rebuild(graph: Graph): Promise<number>
+  /** Builds, measures and drops a binary-quantized index of the tenant (a store of full-vector indexes); absent: not tried. */
+  binaryTrial?(trial: { hnswP50Ms: number | undefined; judge(perQuery: readonly number[]): RecallJudgement }): Promise<TunedAlternative>
 }
 
 /** What {@link chooseIndexSetting} found. */
@@ -127,7 +129,11 @@ export async function chooseIndexSetting(ctx: AlternativesContext): Promise<Inde
     outcome: found === undefined ? 'missed the target' : best?.graph === graph ? 'chosen' : 'slower',
   }))
   const built = rebuilt.at(-1)?.graph
-  alternatives.push(...quantizedAlternatives(ctx.config))
+  for (const quantized of quantizedAlternatives(ctx.config)) {
+    // The binary path a full-vector store lacks is tried on the tenant: built, measured, dropped.
+    const trial = quantized.kind === 'binary-rerank' && quantized.outcome === 'not available' && binaryTrialPossible(ctx.config)
+    alternatives.push(trial && ctx.binaryTrial ? await ctx.binaryTrial({ hnswP50Ms: best?.p50Ms, judge: ctx.judge }) : quantized)
+  }
   if (!built || !best || best.graph === built) return { chosen: best, rebuiltWith: built, tried, alternatives }
   // A later rebuild lost: the index goes back to the winner's graph.
   const graph = best.graph ?? ctx.current
@@ -232,6 +238,11 @@ function meanOf(values: readonly number[]): number {
 
 function settingOf(found: IndexChoice | undefined): Pick<TunedAlternative, 'efSearch' | 'recall' | 'p50Ms'> {
   return found ? { efSearch: found.efSearch, recall: found.recall, p50Ms: found.p50Ms } : { efSearch: null }
+}
+
+/** Whether a binary trial can run on this store: full-vector indexes on a `vector` or `halfvec` column (binary_quantize takes both). */
+function binaryTrialPossible(config: ResolvedStoreConfig): boolean {
+  return config.quantization === 'none' && (config.vectorType === 'vector' || config.vectorType === 'halfvec')
 }
 
 /**

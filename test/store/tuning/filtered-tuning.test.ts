@@ -12,7 +12,7 @@ import {
   type RecallCount,
   type TenantTuningReport,
 } from '../../../src/index.js'
-import { tenantIndexName, tenantRebuildIndexName } from '../../../src/bench-kit.js'
+import { tenantIndexName, tenantRebuildIndexName, tenantTrialIndexName, TRIAL_RERANKS } from '../../../src/bench-kit.js'
 import { generateCorpus, queryVectors, type CorpusSpec } from '../../../bench/synthetic/corpus.js'
 import { withCorrelatedField } from '../../../bench/rag/filters/filter-ladder.js'
 import { itWithServer } from '../../support/skip.js'
@@ -169,12 +169,23 @@ describe('a hard tenant: its filtered path and the tuner', () => {
     expect(rebuild).toMatchObject({ m: 16, efConstruction: 128 })
     expect(rebuild.buildSeconds).toBeGreaterThan(0)
     expect(['chosen', 'slower', 'missed the target']).toContain(rebuild.outcome)
-    // The store has no quantized paths: each is reported as not available, with the reason.
-    for (const kind of ['binary-rerank', 'halfvec-exact'] as const) {
-      const q = report.alternatives.find((a) => a.kind === kind)!
-      expect(q.outcome).toBe('not available')
-      expect(q.reason).toMatch(/at creation/)
+    // The store's indexes hold full vectors: binary quantization with re-rank is tried on the tenant
+    // (an index built, measured, dropped) and reported as measured; the halfvec exact path needs a
+    // halfvec column: not available, with the reason.
+    const binary = report.alternatives.find((a) => a.kind === 'binary-rerank')!
+    expect(['faster', 'slower', 'missed the target']).toContain(binary.outcome)
+    expect(binary.buildSeconds).toBeGreaterThan(0)
+    expect(TRIAL_RERANKS).toContain(binary.rerank)
+    if (binary.outcome === 'missed the target') expect(binary.efSearch).toBeNull()
+    else {
+      expect(binary.recall).toBeGreaterThanOrEqual(0.95)
+      expect(binary.p50Ms).toBeGreaterThan(0)
     }
+    if (binary.outcome === 'faster') expect(binary.reason).toMatch(/quantization: 'binary'/)
+    expect(await indexOptions(tenantTrialIndexName(TABLE, 'hard'))).toBeNull()
+    const halfvec = report.alternatives.find((a) => a.kind === 'halfvec-exact')!
+    expect(halfvec.outcome).toBe('not available')
+    expect(halfvec.reason).toMatch(/at creation/)
     expect(report.tried.some((s) => s.efConstruction === 128)).toBe(true)
     expect((await store.tenantTuning()).find((x) => x.tenantId === 'hard')!.alternatives).toEqual(report.alternatives)
     // The index has the winner's graph, under the tenant's index name; no replacement is left beside it.
