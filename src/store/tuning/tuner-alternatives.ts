@@ -130,9 +130,12 @@ export async function chooseIndexSetting(ctx: AlternativesContext): Promise<Inde
   }))
   const built = rebuilt.at(-1)?.graph
   for (const quantized of quantizedAlternatives(ctx.config)) {
-    // The binary path a full-vector store lacks is tried on the tenant: built, measured, dropped.
+    // The binary path a full-vector store lacks is tried on the tenant (built, measured, dropped),
+    // unless a rebuilt graph already brought the full-vector index within `cheapMs`.
     const trial = quantized.kind === 'binary-rerank' && quantized.outcome === 'not available' && binaryTrialPossible(ctx.config)
-    alternatives.push(trial && ctx.binaryTrial ? await ctx.binaryTrial({ hnswP50Ms: best?.p50Ms, judge: ctx.judge }) : quantized)
+    if (!trial || !ctx.binaryTrial) alternatives.push(quantized)
+    else if (best && best.p50Ms <= ctx.cheapMs) alternatives.push(cheapAfterRebuild(best, ctx.cheapMs))
+    else alternatives.push(await ctx.binaryTrial({ hnswP50Ms: best?.p50Ms, judge: ctx.judge }))
   }
   if (!built || !best || best.graph === built) return { chosen: best, rebuiltWith: built, tried, alternatives }
   // A later rebuild lost: the index goes back to the winner's graph.
@@ -238,6 +241,15 @@ function meanOf(values: readonly number[]): number {
 
 function settingOf(found: IndexChoice | undefined): Pick<TunedAlternative, 'efSearch' | 'recall' | 'p50Ms'> {
   return found ? { efSearch: found.efSearch, recall: found.recall, p50Ms: found.p50Ms } : { efSearch: null }
+}
+
+/** The binary trial skipped: a rebuilt full-vector graph met the target within `cheapMs` (nothing a binary index could gain enough on). */
+function cheapAfterRebuild(best: IndexChoice, cheapMs: number): TunedAlternative {
+  return {
+    kind: 'binary-rerank',
+    outcome: 'not needed',
+    reason: `not tried: the full-vector index met the target at ${best.p50Ms.toFixed(2)} ms p50 after a rebuild, within the cheap bound (${cheapMs.toFixed(2)} ms)`,
+  }
 }
 
 /** Whether a binary trial can run on this store: full-vector indexes on a `vector` or `halfvec` column (binary_quantize takes both). */
