@@ -46,6 +46,8 @@ export {
   type ReadAcrossOptions,
   type RefreshDirtyOptions,
   type RefreshDirtyResult,
+  type RefreshFleetOptions,
+  type RefreshFleetResult,
   type RollupAcrossRow,
   type DirtyLogStats,
   type ReadOptions,

@@ -49,7 +49,7 @@ import {
   type SourceIndex,
   type RollupTop,
 } from './schema/index.js'
-import { fleetHooks, fleetTable } from './fleet/index.js'
+import { fleetHooks, fleetTable, refreshFleet, type RefreshFleetOptions, type RefreshFleetResult } from './fleet/index.js'
 
 /**
  * A recompute-style monthly rollup: one row per tenant, local month and group, recomputed from the
@@ -123,7 +123,12 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
       ...(record.target.isolation ? { isolation: record.target.isolation } : {}),
     })
     const levels = (record.levels ?? (record.fleet ? [record.fleet] : [])).map((l) =>
-      fleetTable(l.name, { of: target, groupBy: l.groupBy, ...(l.perTenant ? { perTenant: true } : {}) }),
+      fleetTable(l.name, {
+        of: target,
+        groupBy: l.groupBy,
+        ...(l.perTenant ? { perTenant: true } : {}),
+        ...(l.deferred ? { deferred: true } : {}),
+      }),
     )
     const fleet = levels.length > 1 ? levels : levels[0]
     return new MonthlyRollup({
@@ -313,6 +318,25 @@ export class MonthlyRollup<T extends RollupTable = RollupTable> {
    */
   markDirty(db: Kysely<any>, options: MarkDirtyOptions): Promise<{ months: number }> {
     return typedErrors(markDirty(this.#ctx, db, options))
+  }
+
+  /**
+   * Brings the rollup's deferred fleet levels (`fleetTable(…, { deferred: true })`) up to date: up
+   * to `limit` months its writes marked pending (oldest first) recomputed from the rollup table, in
+   * one transaction under those months' exclusive fleet locks (writes of them wait; a month marked
+   * after the claim stays pending). `readAcross` is exact before and after; this makes its reads of
+   * those months come from the level again. The `drain` loop runs it whenever the log is empty;
+   * without tracking, call it from a worker. `{ months: 0, remaining: 0 }` without a deferred level.
+   *
+   * ### Examples
+   * ```ts
+   * const { months, remaining } = await rollup.refreshFleet(db)
+   * setInterval(() => rollup.refreshFleet(db).catch(report), 5_000) // a worker without tracking
+   * ```
+   */
+  refreshFleet(db: Kysely<any>, options: RefreshFleetOptions = {}): Promise<RefreshFleetResult> {
+    const level = this.#ctx.fleet?.level
+    return typedErrors(level ? level.refreshDeferred(this.#ctx, db, options) : refreshFleet(this.#ctx, [], 0, db, options))
   }
 
   /**

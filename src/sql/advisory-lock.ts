@@ -24,8 +24,9 @@ export function advisoryXactLock(lockClass: number, keys: readonly number[]): st
 }
 
 /**
- * `SELECT pg_advisory_xact_lock_shared(class, key)`: many holders at once, none beside an exclusive
- * {@link advisoryXactLock} on the same key (which waits for them, and makes new ones wait).
+ * `SELECT pg_advisory_xact_lock_shared(class, key), ...`: many holders at once, none beside an
+ * exclusive {@link advisoryXactLock} on the same key (which waits for them, and makes new ones
+ * wait). Several keys are locked in the order given (pass them sorted).
  *
  * ### Examples
  * ```ts
@@ -33,6 +34,7 @@ export function advisoryXactLock(lockClass: number, keys: readonly number[]): st
  * // 'SELECT pg_advisory_xact_lock_shared(-1234, 5678)'
  * ```
  */
-export function advisoryXactLockShared(lockClass: number, key: number): string {
-  return `SELECT pg_advisory_xact_lock_shared(${lockClass | 0}, ${key | 0})`
+export function advisoryXactLockShared(lockClass: number, key: number | readonly number[]): string {
+  const keys = typeof key === 'number' ? [key] : key
+  return `SELECT ${keys.map((k) => `pg_advisory_xact_lock_shared(${lockClass | 0}, ${k | 0})`).join(', ')}`
 }

@@ -15,7 +15,7 @@ import {
   TenantStore,
   type Database,
 } from '../../src/index.js'
-import { findLocalBinaries, startLocalCluster, type LocalCluster } from '../../src/bench-kit.js'
+import { findLocalBinaries, fleetTable, startLocalCluster, type LocalCluster } from '../../src/bench-kit.js'
 import { itUnless } from '../support/skip.js'
 import { axisVector } from '../support/vectors.js'
 
@@ -167,7 +167,7 @@ const STORE_SPACES = ['addSpace', 'dropSpace', 'listSpaces', 'activeTenant', 'mi
 const STORE_OTHERS = ['forTenant', 'createIndex', 'createTenantIndex', 'optimize', 'tenantTuning', 'measureRecall', 'recallReport']
 const STORE_MORE = ['flushQuerySample', 'close', 'consistencyToken', 'replicaStats', 'createMetadataIndex', 'stats']
 /** The rollup's: writes of buckets or dirty keys (each has a case below), and the rest. */
-const ROLLUP_WRITES = ['refreshAt', 'rebuild', 'refreshDirty', 'markDirty', 'drain']
+const ROLLUP_WRITES = ['refreshAt', 'rebuild', 'refreshDirty', 'markDirty', 'drain', 'refreshFleet']
 const ROLLUP_OTHERS = ['distribute', 'parts', 'sourceIndex', 'track', 'untrack', 'trackingMigration', 'migrationSql']
 const ROLLUP_READS = ['read', 'readAcross', 'dirtyStats', 'readAcrossQuery', 'readQuery']
 const methods = (c: { prototype: object }) =>
@@ -325,6 +325,30 @@ describe('the write journal: every write path is noted for read-your-writes', ()
       })
     },
   )
+
+  needsLocal('refreshFleet (a deferred level brought up to date) is noted: the next readAcross reads past it', async () => {
+    const replicas = new ReplicaSet(db, [node], { waitMs: 50, positionCacheMs: 0 })
+    const target = rollupTable('spend_deferred', { groupBy: {}, measures: { total: 'numeric' }, tenantType: 'bigint' })
+    const fleet = fleetTable('spend_deferred_fleet', { of: target, deferred: true })
+    const rollup = new MonthlyRollup({
+      ...{ source: 'spend', target, at: 'paid_at', tenant: 'tenant_id', groupBy: [], zone: 'UTC' },
+      measures: { total: sql`sum(amount)` },
+      fleet,
+      replicas,
+    })
+    await target.create(db)
+    await fleet.create(db)
+    await sql`insert into spend values (60, '2025-10-10T10:00:00Z', null, 6)`.execute(db)
+    await rollup.refreshAt(db, { tenantId: 60, moment: '2025-10-10T10:00:00Z' })
+    await caughtUp() // the standby has the refresh (and its mark)
+    await paused(async () => {
+      expect(await rollup.refreshFleet(db)).toEqual({ months: 1, remaining: 0 })
+      const before = replicas.stats().primaryReads
+      const rows = await rollup.readAcross(replicas, { from: '2025-10', to: '2025-10', groupBy: [] })
+      expect(rows.map((r) => [r.month, String(r.total)])).toEqual([['2025-10', '6']])
+      expect(replicas.stats().primaryReads).toBe(before + 1) // the standby has not replayed refreshFleet
+    })
+  })
 
   needsLocal('tracked rollups: markDirty and refreshDirty note the tenants they wrote', async () => {
     const replicas = new ReplicaSet(db, [node], { waitMs: 50, positionCacheMs: 0 })

@@ -51,7 +51,14 @@ export interface FleetMaintenance {
     after(months: readonly string[], keys: ReadonlyArray<{ tenantId: string | number; month: string }>): CompiledQuery[]
     rows(months: readonly string[]): CompiledQuery
   }
-  /** The level's table that answers a `readAcross` view, else undefined. */
+  /**
+   * Recomputes the pending months of the rollup's deferred levels (`fleetTable(…, { deferred: true })`),
+   * as fleet-wide work: what `rollup.refreshFleet` and the drain loop run; `{ months: 0 }` without one.
+   */
+  refreshDeferred(ctx: RollupContext, db: Kysely<any>, options?: { limit?: number }): Promise<{ months: number; remaining: number }>
+  /** Whether the rollup declares a deferred level. */
+  deferred: boolean
+  /** The level's table (or, for a deferred level, the statement's source) that answers a `readAcross` view, else undefined. */
   across(view: { keep: readonly string[]; perTenant: boolean; tenants: boolean; fresh: boolean }): string | undefined
   /** Refuses, typed, when the fleet table is missing (checked once); what a read from it awaits. */
   ready(db: Kysely<any>): Promise<void>

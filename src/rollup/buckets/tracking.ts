@@ -186,8 +186,9 @@ export async function refreshDirty(ctx: RollupContext, db: Kysely<any>, options:
 }
 
 /**
- * {@link refreshDirty} until the log is empty, then waits `intervalMs` and looks again, until
- * `signal` aborts; resolves to the buckets refreshed.
+ * {@link refreshDirty} until the log is empty, then (a fleet-wide drain of a rollup with a deferred
+ * level) recomputes the level's pending months, waits `intervalMs` and looks again, until `signal`
+ * aborts; resolves to the buckets refreshed.
  *
  * ### Examples
  * ```ts
@@ -198,11 +199,16 @@ export async function drain(ctx: RollupContext, db: Kysely<any>, options: DrainO
   const intervalMs = options.intervalMs ?? 1000
   if (!(intervalMs >= 0) || !Number.isFinite(intervalMs)) throw new InvalidArgumentError('drain: intervalMs must be a number ≥ 0')
   let buckets = 0
+  const deferred = ctx.fleet?.level?.deferred ? ctx.fleet.level : undefined
   while (!options.signal?.aborted) {
     const done = await refreshDirty(ctx, db, options)
     buckets += done.buckets
-    // Nothing left, or nothing this drainer could claim (others hold the rest): wait before looking again.
-    if (done.remaining === 0 || done.buckets === 0) await sleep(intervalMs, options.signal)
+    // Nothing left, or nothing this drainer could claim (others hold the rest): the deferred levels
+    // brought up to date (fleet-wide drains only), then a wait before looking again.
+    if (done.remaining === 0 || done.buckets === 0) {
+      if (deferred && options.tenantId === undefined) await deferred.refreshDeferred(ctx, db)
+      await sleep(intervalMs, options.signal)
+    }
   }
   return { buckets }
 }

@@ -80,6 +80,14 @@ export interface FleetTable {
   readonly groupBy: readonly string[]
   /** Whether it keeps the tenant (`tenant_id` leads its key): a per-tenant level, which drops groups only. */
   readonly perTenant: boolean
+  /**
+   * Kept by the drain, not by each write (`fleetTable(…, { deferred: true })`): a write only marks
+   * its months in the level's pending table (`pending`, quoted), `readAcross` reads the rollup table
+   * for those months, and `refreshFleet` (or the drain loop) recomputes them.
+   */
+  readonly deferred: boolean
+  /** The deferred level's table of pending months (quoted, beside the level); undefined when not deferred. */
+  readonly pending: string | undefined
   /** The hidden count column of each measure that keeps it (`{ total: 'pgscale_nn_total' }`): exact sums kept by deltas. */
   readonly nonNullColumns: Readonly<Record<string, string>>
   /**

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { hasCitusExtension } from '../../db/database.js'
 import { MigrationRequiredError, SchemaMismatchError } from '../../errors.js'
-import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
+import { advisoryXactLock, advisoryXactLockShared, int32Hash } from '../../sql/advisory-lock.js'
 import { arrayLiteral } from '../../sql/literal.js'
 import { compileSql } from '../../sql/statement-template.js'
 import type { FleetTable, RollupParts } from '../config/index.js'
@@ -16,7 +16,8 @@ import {
   recomputeTenantLevelBuckets,
   type StatementLevel,
 } from './fleet-sql.js'
-import { bindFleetPlan, fleetMarker, fleetMigrationStatements, levelMarker, tenantLevelMarker } from './fleet-table.js'
+import { bindFleetPlan, deferredFleetMarker, fleetMarker, fleetMigrationStatements, levelMarker, tenantLevelMarker } from './fleet-table.js'
+import { deferredSource, markPendingMonths, refreshFleet, type DeferredLevel } from './deferred-level.js'
 import { tableGrants } from '../schema/index.js'
 
 /**
@@ -57,16 +58,23 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
   const fleetWide = levels.filter((l) => !l.fleet.perTenant)
   // One lock class for every level without the tenant: the first one's (every writer of this rollup takes it).
   const lockClass = fleetWide.length ? int32Hash(`pgscale.rollup.fleet:${fleetWide[0]!.fleet.qualified}`) : undefined
-  // Levels the tenant statement writes itself (deltas, per-tenant levels); recomputed ones after it.
-  const inStatement = levels.filter((l) => l.plan.mode !== 'recompute')
+  // Levels the tenant statement writes itself (deltas, per-tenant levels); recomputed ones after it;
+  // deferred ones only marked after it (recomputed by refreshFleet).
+  const inStatement = levels.filter((l) => l.plan.mode === 'delta' || l.plan.mode === 'tenant')
   const perTenant = levels.filter((l) => l.fleet.perTenant)
   const deltaKept = fleetWide.filter((l) => l.plan.mode === 'delta')
+  const deferred = fleetWide.filter((l): l is DeferredLevel => l.plan.mode === 'deferred' && l.fleet.pending !== undefined)
+  const keptByWrites = fleetWide.filter((l) => l.plan.mode !== 'deferred')
+  // Writers of a rollup whose only levels without the tenant are deferred take shared month locks
+  // (they do not take turns; refreshFleet's exclusive lock waits for them); else exclusive ones.
+  const lock = keptByWrites.length ? advisoryXactLock : advisoryXactLockShared
+  const marks = (months: readonly string[]) => deferred.map(({ fleet }) => compileSql(markPendingMonths(fleet, arrayLiteral(months))))
   return {
     lockMonths: (months) =>
       lockClass === undefined
         ? []
         : [
-            advisoryXactLock(
+            lock(
               lockClass,
               months.map((m) => int32Hash(m)),
             ),
@@ -77,21 +85,23 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
           rebuild: (p, tenant, months) => levelsRebuildStatement(p, inStatement, tenant, months),
         }
       : {}),
-    after: (months) =>
-      fleetWide.map(({ fleet, plan }) =>
+    after: (months) => [
+      ...keptByWrites.map(({ fleet, plan }) =>
         compileSql(
           plan.mode === 'delta'
             ? deleteEmptyFleetBuckets(fleet, arrayLiteral(months))
             : recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)),
         ),
       ),
+      ...marks(months),
+    ],
     // A large drain recomputes its levels once after its tenants' statements (which leave them out):
     // the levels without the tenant for the claimed months, the per-tenant ones for the claimed buckets.
     ...(deltaKept.length
       ? {
           bulk: {
             after: (months, keys) => [
-              ...fleetWide.map(({ fleet, plan }) => compileSql(recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)))),
+              ...keptByWrites.map(({ fleet, plan }) => compileSql(recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)))),
               ...perTenant.map(({ fleet, plan }) =>
                 compileSql(
                   recomputeTenantLevelBuckets(
@@ -103,16 +113,21 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
                   ),
                 ),
               ),
+              ...marks(months),
             ],
             rows: (months) => compileSql(fleetRowCount(deltaKept[0]!.fleet, arrayLiteral(months))),
           },
         }
       : {}),
-    across: (view) => acrossLevel(levels, view),
+    refreshDeferred: (ctx, db, options) => refreshFleet(ctx, deferred, lockClass ?? 0, db, options),
+    deferred: deferred.length > 0,
+    across: (view) => acrossLevel(parts, levels, view),
     ready,
     migrationSql: (runtimeRole) => ({
       statements: levels.flatMap(({ fleet, plan }) => fleetMigrationStatements(fleet, plan)),
-      grants: levels.flatMap(({ fleet }) => tableGrants(schemaOf(fleet.qualified), fleet.qualified, runtimeRole)),
+      grants: levels.flatMap(({ fleet }) =>
+        [fleet.qualified, ...(fleet.pending ? [fleet.pending] : [])].flatMap((t) => tableGrants(schemaOf(fleet.qualified), t, runtimeRole)),
+      ),
     }),
   }
 }
@@ -122,11 +137,16 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
  * `fresh` one; a level without the tenant when the view has no tenant detail and keeps only groups
  * it keeps; else the per-tenant level with the fewest groups that keeps every group the view keeps.
  */
-function acrossLevel(levels: readonly StatementLevel[], view: Parameters<FleetMaintenance['across']>[0]): string | undefined {
+function acrossLevel(
+  parts: RollupParts,
+  levels: readonly StatementLevel[],
+  view: Parameters<FleetMaintenance['across']>[0],
+): string | undefined {
   if (view.fresh) return undefined
   const keeps = (l: StatementLevel) => view.keep.every((g) => l.fleet.groupBy.includes(g))
   const fleetWide = levels.find((l) => !l.fleet.perTenant && !view.perTenant && !view.tenants && keeps(l))
-  if (fleetWide) return fleetWide.fleet.qualified
+  // A deferred level: its rows of the months not pending, the rollup table's of the pending ones.
+  if (fleetWide) return fleetWide.fleet.deferred ? deferredSource(parts, fleetWide.fleet) : fleetWide.fleet.qualified
   const perTenant = levels.filter((l) => l.fleet.perTenant && keeps(l)).sort((a, b) => a.fleet.groupBy.length - b.fleet.groupBy.length)
   return perTenant[0]?.fleet.qualified
 }
@@ -174,20 +194,32 @@ async function checkLevelTable(db: Kysely<any>, fleet: FleetTable): Promise<void
     )
   if (rows[0].marker !== levelMarker(fleet))
     throw new SchemaMismatchError(
-      `MonthlyRollup: ${fleet.qualified} exists but is not the ${fleet.perTenant ? 'per-tenant' : 'fleet'} level of ${fleet.of.qualified}`,
+      `MonthlyRollup: ${fleet.qualified} exists but is not the ${fleet.perTenant ? 'per-tenant' : fleet.deferred ? 'deferred fleet' : 'fleet'} level of ${fleet.of.qualified}` +
+        (rows[0].marker === deferredFleetMarker(fleet.of) || fleet.deferred
+          ? ': a level is created deferred or kept by its writes, and cannot change kind in place (drop it and create it again)'
+          : ''),
     )
+  if (fleet.pending) {
+    const { rows: pending } = await sql<{ present: boolean }>`select to_regclass(${fleet.pending}) is not null as present`.execute(db)
+    if (!pending[0]?.present)
+      throw new MigrationRequiredError(
+        `fleet:${fleet.pending}`,
+        `${fleet.name}.create(db) (or its migration)`,
+        `the deferred level's pending table ${fleet.pending} does not exist`,
+      )
+  }
 }
 
 /** A level of the rollup table on the server that the rollup does not declare: its writes would leave that level behind. */
 async function refuseUndeclared(db: Kysely<any>, parts: RollupParts, declared: readonly FleetTable[]): Promise<void> {
-  const markers = [fleetMarker(parts.target), tenantLevelMarker(parts.target)]
+  const markers = [fleetMarker(parts.target), tenantLevelMarker(parts.target), deferredFleetMarker(parts.target)]
   const { rows } = await sql<{ name: string; marker: string }>`
     select c.oid::regclass::text as name, d.description as marker from pg_description d join pg_class c on c.oid = d.objoid
     where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = any(${markers}::text[])
       and c.oid <> all(array(select to_regclass(q) from unnest(${declared.map((l) => l.qualified)}::text[]) as q where to_regclass(q) is not null))
     limit 1`.execute(db)
   if (rows[0]) {
-    const perTenant = rows[0].marker === markers[1] ? ', perTenant: true' : ''
+    const perTenant = rows[0].marker === markers[1] ? ', perTenant: true' : rows[0].marker === markers[2] ? ', deferred: true' : ''
     throw new SchemaMismatchError(
       `MonthlyRollup: ${parts.target.qualified} has a level (${rows[0].name}) that this rollup does not declare: its refreshes would ` +
         `leave that level behind. Declare it (fleet: fleetTable('${rows[0].name}', { of: target, groupBy${perTenant} })) or drop it`,

@@ -11,10 +11,12 @@ export type FleetCombiner = 'sum' | 'min' | 'max' | 'hll' | 'tdigest'
  * (no read of other tenants' buckets); `recompute` — otherwise (min/max, sketches, floating-point
  * sums): the months a refresh touched are recomputed from the rollup table after its tenant writes;
  * `tenant` — a per-tenant level, whatever its measures: the refresh statement replaces the
- * tenant's rows of its months by the rows it wrote, combined over the dropped groups.
+ * tenant's rows of its months by the rows it wrote, combined over the dropped groups; `deferred` —
+ * declared so, whatever its measures: a write marks its months pending, and `refreshFleet`
+ * recomputes them later as fleet-wide work.
  */
 export interface FleetPlan {
-  mode: 'delta' | 'recompute' | 'tenant'
+  mode: 'delta' | 'recompute' | 'tenant' | 'deferred'
   measures: ReadonlyArray<{ name: string; type: string; combiner: FleetCombiner; nonNull?: string }>
 }
 
@@ -27,7 +29,8 @@ export function isExactNumberType(type: string): boolean {
  * The fleet level's plan for `parts` (which declares `fleet`), checked when the rollup is declared:
  * each measure combines across tenants (sum/count, min, max, an `hll` union, a `tdigest` merge) or
  * the level is refused with an `InvalidArgumentError` naming it; a level that recomputes is refused
- * on a rollup table under row-level security (a tenant's refresh cannot see the other tenants' buckets).
+ * on a rollup table under row-level security (a tenant's refresh cannot see the other tenants'
+ * buckets) unless it is deferred (recomputed later as fleet-wide work).
  *
  * ### Examples
  * ```ts
@@ -49,6 +52,7 @@ export function fleetPlan(parts: RollupParts, fleet: FleetTable): FleetPlan {
     return { name: m.name, type: m.type, combiner, ...(nonNull ? { nonNull } : {}) }
   })
   if (fleet.perTenant) return { mode: 'tenant', measures }
+  if (fleet.deferred) return { mode: 'deferred', measures }
   const delta = measures.every((m) => m.combiner === 'sum' && isExactNumberType(m.type) && m.nonNull)
   if (!delta && parts.target.isolation === 'rls')
     throw new InvalidArgumentError(

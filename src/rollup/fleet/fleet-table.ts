@@ -25,6 +25,17 @@ export interface FleetTableConfig {
    * tenants' buckets); under row-level security it has the rollup table's tenant policy.
    */
   perTenant?: boolean
+  /**
+   * Keep the level by the drain instead of by every write: a refresh, rebuild or drain only marks
+   * the months it wrote in the level's pending table (`<name>_pending`, one row a month) under a
+   * shared lock, so writes of the same month by many tenants no longer take turns and pay ~one
+   * small insert instead of the level's upsert; `readAcross` reads the level for every month not
+   * pending and the rollup table for the pending ones (one statement: exact); `rollup.refreshFleet`
+   * — and the `drain` loop whenever the log is empty — recomputes the pending months. Not with
+   * `perTenant`. Any measure the level combines (the recomputation runs as fleet-wide work, also
+   * under row-level security).
+   */
+  deferred?: boolean
 }
 
 /** The comment that marks a table as the fleet level of a rollup table: how a rollup that declares none finds one. */
@@ -37,9 +48,14 @@ export function tenantLevelMarker(of: Pick<RollupTable, 'qualified'>): string {
   return `pgscale.fleet.tenant:${of.qualified}`
 }
 
+/** The comment that marks a table as a deferred fleet level of a rollup table (`deferred`: kept by the drain). */
+export function deferredFleetMarker(of: Pick<RollupTable, 'qualified'>): string {
+  return `pgscale.fleet.deferred:${of.qualified}`
+}
+
 /** The marker of `level`'s kind. */
-export function levelMarker(level: Pick<FleetTable, 'of' | 'perTenant'>): string {
-  return level.perTenant ? tenantLevelMarker(level.of) : fleetMarker(level.of)
+export function levelMarker(level: Pick<FleetTable, 'of' | 'perTenant' | 'deferred'>): string {
+  return level.perTenant ? tenantLevelMarker(level.of) : level.deferred ? deferredFleetMarker(level.of) : fleetMarker(level.of)
 }
 
 /** The plans of declared fleet levels (set when a `MonthlyRollup` declares the level): what `create` fills by. */
@@ -86,6 +102,11 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
   if (config.perTenant !== undefined && typeof config.perTenant !== 'boolean')
     throw new InvalidArgumentError('fleetTable: perTenant must be a boolean')
   const perTenant = config.perTenant === true
+  if (config.deferred !== undefined && typeof config.deferred !== 'boolean')
+    throw new InvalidArgumentError('fleetTable: deferred must be a boolean')
+  const deferred = config.deferred === true
+  if (deferred && perTenant)
+    throw new InvalidArgumentError('fleetTable: a per-tenant level is written by its tenant’s own statement: it cannot be deferred')
   const wanted = (config.groupBy ?? (perTenant ? [] : all)).map((g) => assertIdentifier(g, 'fleet groupBy column'))
   const unknown = wanted.find((g) => !all.includes(g))
   if (unknown) throw new InvalidArgumentError(`fleetTable: ${unknown} is not a group column of ${of.name} [${all}]`)
@@ -96,6 +117,7 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
       `fleetTable: a per-tenant level must drop a group of ${of.name} [${all}]: keeping them all, it would be the rollup table`,
     )
   const qualified = quoteQualified(schema, table)
+  const pending = deferred ? quoteQualified(schema, fitIdentifier(table, 'pending')) : undefined
   if (qualified === of.qualified) throw new InvalidArgumentError('fleetTable: the fleet table must not be the rollup table')
   // A per-tenant level is rewritten from the rows its tenant's statement wrote: no delta counts.
   const nonNullColumns = perTenant
@@ -107,11 +129,13 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
     of,
     groupBy,
     perTenant,
+    deferred,
+    pending,
     nonNullColumns,
     ddl: () => fleetDdl(fleet),
     create: (db) => typed(createFleet(db, fleet)),
     migration: (options: RollupMigrationOptions = {}) => {
-      const grants = tableGrants(schema, qualified, options?.runtimeRole)
+      const grants = [qualified, ...(pending ? [pending] : [])].flatMap((t) => tableGrants(schema, t, options?.runtimeRole))
       return {
         up: (db) =>
           typed(
@@ -120,7 +144,8 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
               for (const grant of grants) await sql.raw(grant).execute(db)
             })(),
           ),
-        down: (db) => typed(sql.raw(`drop table if exists ${qualified}`).execute(db)).then(() => undefined),
+        down: (db) =>
+          typed(sql.raw(`drop table if exists ${[qualified, ...(pending ? [pending] : [])].join(', ')}`).execute(db)).then(() => undefined),
       }
     },
   }
@@ -157,6 +182,20 @@ function fleetDdl(f: FleetTable): string[] {
     ...(f.perTenant ? [monthIndex] : []),
     `comment on table ${f.qualified} is '${levelMarker(f).replace(/'/g, "''")}'`,
     ...(f.of.isolation === 'rls' ? security : []),
+    ...pendingDdl(f),
+  ]
+}
+
+/**
+ * A deferred level's table of pending months (one row a month some write changed since the level
+ * last recomputed it), with the level's row-level security; nothing for a level kept by its writes.
+ */
+function pendingDdl(f: FleetTable): string[] {
+  if (!f.pending) return []
+  // No unique key: a writer must not wait for another's commit to mark a month (deferred-level.ts).
+  return [
+    `create table if not exists ${f.pending} (\n  month date not null\n)`,
+    ...(f.of.isolation === 'rls' ? fleetSecurityDdl(f.pending) : []),
   ]
 }
 
@@ -196,7 +235,7 @@ async function createFleet(db: Kysely<any>, f: FleetTable): Promise<void> {
   const { rows } = await sql<{ present: boolean }>`select to_regclass(${f.qualified}) is not null as present`.execute(db)
   if (rows[0]?.present) {
     // A level made before its rollup table's isolation was asked for gets its policy (the owner's migration).
-    if (f.of.isolation === 'rls' && !(await rowSecurityOn(db, [f.qualified])))
+    if (f.of.isolation === 'rls' && !(await rowSecurityOn(db, [f.qualified, ...(f.pending ? [f.pending] : [])])))
       for (const statement of fleetDdl(f).filter((s) => /^(alter table|drop policy|create policy)/.test(s)))
         await sql.raw(statement).execute(db)
     return

@@ -4,7 +4,8 @@
  * per tenant, month and kept group, the dropped groups combined) — declared with `fleetTable` and
  * kept by the rollup's own refreshes, rebuilds and drains in the transactions that change its
  * tenant buckets (deltas of sums, the touched months recomputed from the rollup table, or a
- * per-tenant level's rows rewritten from the rows the tenant statement wrote), read by
+ * per-tenant level's rows rewritten from the rows the tenant statement wrote) — or, `deferred`,
+ * only marked by them and recomputed later by `refreshFleet` —, read by
  * `readAcross` when they answer a view. Installed into the rollup's context through the
  * hooks its bucket operations call (`FleetHooks`), so they need not know it.
  *
@@ -14,3 +15,4 @@ export * from './fleet-table.js' // fleetTable: the level's declaration, DDL and
 export * from './fleet-plan.js' // how each measure combines, and whether deltas keep the level exact
 export * from './fleet-level.js' // the hooks: locks, statements, read routing, server checks
 export * from './fleet-sql.js' // delta refresh and rebuild, recompute, fill
+export * from './deferred-level.js' // a level kept by the drain: pending months, the read beside them, refreshFleet

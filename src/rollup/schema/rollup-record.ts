@@ -52,6 +52,8 @@ export interface RecordedLevel {
   groupBy: string[]
   /** Present when it keeps the tenant (`fleetTable(…, { perTenant: true })`). */
   perTenant?: true
+  /** Present when it is kept by the drain (`fleetTable(…, { deferred: true })`). */
+  deferred?: true
 }
 
 const KIND = 'rollup:'
@@ -132,6 +134,7 @@ function recordedLevels(parts: Pick<RollupParts, 'fleet' | 'levels'>): Pick<Reco
     name: l.name,
     groupBy: [...l.groupBy],
     ...(l.perTenant ? { perTenant: true as const } : {}),
+    ...(l.deferred ? { deferred: true as const } : {}),
   }))
   if (!levels.length) return {}
   return levels.length > 1 ? { fleet: levels[0]!, levels } : { fleet: levels[0]! }
@@ -179,17 +182,25 @@ export async function recordedRollups(db: Kysely<any>): Promise<RecordedRollup[]
 async function catalogFleets(db: Kysely<any>, bare: Array<{ record: RecordedRollup; table: string }>): Promise<void> {
   if (!bare.length) return
   const markers = bare.map((b) => `pgscale.fleet:${b.table}`)
+  const deferredMarkers = bare.map((b) => `pgscale.fleet.deferred:${b.table}`)
   // Each marked table with the columns it has: its kept groups are those of the rollup table's groups.
   const { rows } = await sql<{ marker: string; schema: string; name: string; columns: string[] }>`
     select d.description as marker, n.nspname as schema, c.relname as name,
       array(select a.attname::text from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped order by a.attnum) as columns
     from pg_description d join pg_class c on c.oid = d.objoid join pg_namespace n on n.oid = c.relnamespace
-    where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = any(${markers}::text[])`.execute(db)
+    where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = any(${[...markers, ...deferredMarkers]}::text[])`.execute(
+    db,
+  )
   const found = new Map(rows.map((r) => [r.marker, r]))
   bare.forEach(({ record }, i) => {
-    const level = found.get(markers[i]!)
+    const deferred = !found.has(markers[i]!) && found.has(deferredMarkers[i]!)
+    const level = found.get(markers[i]!) ?? found.get(deferredMarkers[i]!)
     if (!level) return
     const groupBy = record.target.groupBy.map((g) => g.name).filter((g) => level.columns.includes(g))
-    record.fleet = { name: level.schema === 'public' ? level.name : `${level.schema}.${level.name}`, groupBy }
+    record.fleet = {
+      name: level.schema === 'public' ? level.name : `${level.schema}.${level.name}`,
+      groupBy,
+      ...(deferred ? { deferred: true as const } : {}),
+    }
   })
 }

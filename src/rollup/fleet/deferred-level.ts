@@ -1,0 +1,144 @@
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
+import { InvalidArgumentError } from '../../errors.js'
+import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
+import { arrayLiteral } from '../../sql/literal.js'
+import { compileSql } from '../../sql/statement-template.js'
+import type { FleetTable, RollupParts } from '../config/index.js'
+import type { RollupContext } from '../buckets/index.js'
+import type { FleetPlan } from './fleet-plan.js'
+import { recomputeFleetMonths } from './fleet-sql.js'
+
+/** A deferred level and its plan: what `refreshFleet` recomputes. */
+export interface DeferredLevel {
+  fleet: FleetTable & { pending: string }
+  plan: FleetPlan
+}
+
+/** What {@link refreshFleet} did: the months it recomputed, and how many stay pending (up to 10,000 counted). */
+export interface RefreshFleetResult {
+  months: number
+  remaining: number
+}
+
+/** Options of {@link refreshFleet}. */
+export interface RefreshFleetOptions {
+  /** The most pending months recomputed in one call (default 120; 1-10,000), oldest first. */
+  limit?: number
+}
+
+/**
+ * A write's mark on a deferred level: each of its months (a `{…}` date array as text) not already
+ * pending inserted into the level's pending table. Runs in the write's transaction, under the
+ * months' shared fleet locks, after its tenant statements. The table has no unique key on purpose:
+ * a key would make the second writer of a month wait for the first one's commit; without it, two
+ * writers that find no mark at once both insert one (a duplicate `refreshFleet` clears with the
+ * rest), and once a month is marked its writers insert nothing. The locks, not the key, make it
+ * safe: `refreshFleet` claims a month only under its exclusive lock, when no writer of it is open.
+ *
+ * ### Examples
+ * ```ts
+ * markPendingMonths(level, '{2025-03-01}')
+ * ```
+ */
+export function markPendingMonths(f: Pick<FleetTable, 'pending'>, months: string): RawBuilder<unknown> {
+  const pending = sql.raw(f.pending!)
+  return sql`insert into ${pending} (month)
+    select m from unnest(${months}::date[]) as u(m) where not exists (select from ${pending} as p where p.month = u.m)`
+}
+
+/**
+ * What `readAcross` reads for a deferred level, one statement's snapshot: the level's rows of every
+ * month not pending, and the rollup table's rows (every tenant's) of the pending months — the same
+ * columns (month, the level's groups, the measures), combined by the outer query by each measure's
+ * rule, so the answer equals the level recomputed now.
+ *
+ * ### Examples
+ * ```ts
+ * deferredSource(parts, level) // '(select month, "category", "total" from "expenses_fleet" where … union all select … from "expenses_monthly" where …)'
+ * ```
+ */
+export function deferredSource(p: Pick<RollupParts, 'target'>, f: FleetTable): string {
+  const columns = ['month', ...f.groupBy.map((g) => `"${g}"`), ...p.target.measures.map((m) => `"${m.name}"`)].join(', ')
+  const pending = `array(select distinct month from ${f.pending})`
+  return (
+    `(select ${columns} from ${f.qualified} where month <> all(${pending})` +
+    ` union all select ${columns} from ${p.target.qualified} where month = any(${pending}))`
+  )
+}
+
+/**
+ * Brings a rollup's deferred levels up to date: in one transaction, up to `limit` pending months
+ * (oldest first) are locked exclusively — every write of those months that holds their shared lock
+ * has committed, and new ones wait —, taken from the pending table, and recomputed from the rollup
+ * table (one statement per level). A write that marks a month after the claim leaves it pending for
+ * the next call. Runs as fleet-wide work (under row-level security: every tenant's buckets).
+ *
+ * ### Examples
+ * ```ts
+ * await refreshFleet(ctx, levels, lockClass, db) // { months: 2, remaining: 0 }
+ * ```
+ */
+export async function refreshFleet(
+  ctx: RollupContext,
+  levels: readonly DeferredLevel[],
+  lockClass: number,
+  db: Kysely<any>,
+  options: RefreshFleetOptions = {},
+): Promise<RefreshFleetResult> {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('refreshFleet: options must be an object')
+  const limit = options.limit ?? 120
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    throw new InvalidArgumentError(`refreshFleet: limit must be an integer from 1 to 10000, got ${String(options.limit)}`)
+  const plain = ctx.scoped(db.withoutPlugins())
+  await ctx.validate(plain)
+  if (!levels.length) return { months: 0, remaining: 0 }
+  await ctx.fleet?.level?.ready(plain)
+  const run = async (trx: Kysely<any>): Promise<RefreshFleetResult> => {
+    const months = await pendingMonths(trx, levels, limit)
+    if (months.length) {
+      await trx.executeQuery(CompiledQuery.raw('SET LOCAL jit = off'))
+      await trx.executeQuery(
+        CompiledQuery.raw(
+          advisoryXactLock(
+            lockClass,
+            months.map((m) => int32Hash(m)),
+          ),
+        ),
+      )
+      for (const { fleet, plan } of levels) {
+        const { rows } = await sql<{ month: string }>`
+          delete from ${sql.raw(fleet.pending)} where month = any(${arrayLiteral(months)}::date[])
+          returning to_char(month, 'YYYY-MM-DD') as month`.execute(trx)
+        if (rows.length)
+          await trx.executeQuery(compileSql(recomputeFleetMonths(ctx.parts, fleet, plan, arrayLiteral(rows.map((r) => r.month).sort()))))
+      }
+    }
+    return { months: months.length, remaining: await remainingMonths(trx, levels) }
+  }
+  const result = await (plain.isTransaction ? run(plain) : plain.transaction().execute(run))
+  if (result.months) await ctx.wrote(db, [])
+  return result
+}
+
+/** Up to `limit` pending months of the levels, oldest first, as `YYYY-MM-DD`. */
+async function pendingMonths(trx: Kysely<any>, levels: readonly DeferredLevel[], limit: number): Promise<string[]> {
+  const union = sql.join(
+    levels.map(({ fleet }) => sql`select month from ${sql.raw(fleet.pending)}`),
+    sql` union `,
+  )
+  const { rows } = await sql<{ month: string }>`
+    select to_char(month, 'YYYY-MM-DD') as month from (${union}) as p order by 1 limit ${limit}`.execute(trx)
+  return rows.map((r) => r.month)
+}
+
+/** The months still pending after a call (counted up to 10,000). */
+async function remainingMonths(trx: Kysely<any>, levels: readonly DeferredLevel[]): Promise<number> {
+  const union = sql.join(
+    levels.map(({ fleet }) => sql`select month from ${sql.raw(fleet.pending)}`),
+    sql` union `,
+  )
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from (select month from (${union}) as p limit 10000) as c`.execute(
+    trx,
+  )
+  return rows[0]?.n ?? 0
+}

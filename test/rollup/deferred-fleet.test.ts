@@ -1,0 +1,349 @@
+import { sql, type Kysely } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { connect, InvalidArgumentError, MigrationRequiredError, MonthlyRollup, rollupTable, SchemaMismatchError } from '../../src/index.js'
+import { fleetTable, type FleetTable, type RollupTable } from '../../src/bench-kit.js'
+import { itWithServer } from '../support/skip.js'
+import { testTarget, useTestDatabase } from '../support/test-database.js'
+import { canonicalRows } from './canonical-rows.js'
+import { countingHandle } from './counting-handle.js'
+
+/**
+ * A fleet level kept by the drain (`fleetTable(…, { deferred: true })`): writes only mark their
+ * months pending under a shared month lock; `readAcross` reads the level for the other months and
+ * the rollup table for the pending ones, so it equals plain SQL GROUP BY over the source at every
+ * step; `refreshFleet` (and the drain loop) recompute the pending months. Against the truth after
+ * every kind of write; two refreshes of one month at once (neither waits); `refreshFleet` beside a
+ * refresh of the same month, both orders; a failure inside each; the refusals.
+ */
+const t = useTestDatabase()
+const withServer = itWithServer(testTarget())
+const ZONE = 'Europe/Madrid'
+
+interface Setup {
+  target: RollupTable
+  fleet: FleetTable
+  rollup: MonthlyRollup
+}
+
+/** A rollup of `spend` into `<name>` with a deferred level `<name>_fleet` by category; min/max, which a level kept by writes would recompute. */
+function declare(name: string, options: { fleet?: { deferred?: boolean } } = {}): Setup {
+  const target: RollupTable = rollupTable(name, {
+    groupBy: { category: 'text', channel: 'text' },
+    measures: { total: 'numeric(14,2)', n: 'integer', lo: 'numeric(10,2)', hi: 'numeric(10,2)' },
+    tenantType: 'bigint',
+  })
+  const fleet = fleetTable(`${name}_fleet`, { of: target, groupBy: ['category'], deferred: options.fleet?.deferred ?? true })
+  const rollup = new MonthlyRollup({
+    source: 'spend',
+    target,
+    at: 'paid_at',
+    tenant: 'tenant_id',
+    groupBy: ['category', 'channel'],
+    measures: { total: sql`sum(amount)`, n: sql`count(*)`, lo: sql`min(amount)`, hi: sql`max(amount)` },
+    zone: ZONE,
+    fleet,
+  })
+  return { target, fleet, rollup }
+}
+
+const month = sql`date_trunc('month', paid_at at time zone ${sql.lit(ZONE)})::date`
+
+/** The fleet by month and the kept groups, from the source. */
+async function truth(db: Kysely<any>, keep: string[], skipMonths: ReadonlySet<string> = new Set()) {
+  const groups = keep.map((g) => sql.raw(`"${g}"`))
+  const { rows } = await sql<Record<string, unknown>>`
+    select to_char(${month}, 'YYYY-MM') as month${groups.length ? sql`, ${sql.join(groups)}` : sql``},
+      sum(amount)::text as total, count(*)::int as n, min(amount)::text as lo, max(amount)::text as hi
+    from spend where ${month} between '2025-01-01' and '2025-12-01' group by ${sql.join([month, ...groups])}`.execute(db)
+  return canonicalRows(rows.filter((r) => !skipMonths.has(String(r.month))))
+}
+
+/** readAcross (which reads the level, and the rollup table for pending months) equals the truth. */
+async function expectAcrossTruth(s: Setup, db: Kysely<any> = t.db) {
+  for (const keep of [['category'], []]) {
+    const query = s.rollup.readAcrossQuery(db, { from: '2025-01', to: '2025-12', groupBy: keep }).compile(db).sql
+    expect(query).toContain(s.fleet.qualified)
+    expect(query).toContain(s.fleet.pending!)
+    expect(canonicalRows(await s.rollup.readAcross(db, { from: '2025-01', to: '2025-12', groupBy: keep }))).toEqual(await truth(db, keep))
+  }
+}
+
+/** The level's own rows (months not pending) equal the truth of those months. */
+async function expectStoredLevel(s: Setup) {
+  const { rows } = await sql<Record<string, unknown>>`
+    select to_char(month, 'YYYY-MM') as month, category, total::text, n, lo::text, hi::text from ${sql.raw(s.fleet.qualified)}
+    where month between '2025-01-01' and '2025-12-01' and month <> all(array(select month from ${sql.raw(s.fleet.pending!)}))`.execute(t.db)
+  expect(canonicalRows(rows)).toEqual(await truth(t.db, ['category'], new Set(await pendingMonths(s))))
+}
+
+async function pendingMonths(s: Setup): Promise<string[]> {
+  const { rows } = await sql<{ m: string }>`select to_char(month, 'YYYY-MM') as m from ${sql.raw(s.fleet.pending!)} order by 1`.execute(
+    t.db,
+  )
+  return rows.map((r) => r.m)
+}
+
+async function insert(db: Kysely<any>, tenant: number, at: string, category: string | null, amount: string | null, channel = 'web') {
+  await sql`insert into spend (tenant_id, paid_at, category, channel, amount) values (${tenant}, ${at}::timestamptz, ${category}, ${channel}, ${amount}::numeric)`.execute(
+    db,
+  )
+}
+
+beforeAll(async () => {
+  await sql`create table spend (id bigserial primary key, tenant_id bigint not null, paid_at timestamptz not null,
+    category text, channel text, amount numeric(10,2))`.execute(t.db)
+  await sql`create index on spend (tenant_id, paid_at)`.execute(t.db)
+  await sql`insert into spend (tenant_id, paid_at, category, channel, amount)
+    select 1 + i % 5, timestamptz '2025-01-01 00:00+00' + (i * 7 % 330) * interval '1 day' + (i % 24) * interval '1 hour',
+      case when i % 11 = 0 then null else (array['a', 'b', 'c'])[1 + i % 3] end, (array['web', 'shop'])[1 + i % 2],
+      case when i % 13 = 0 then null else (i % 97) - 10 end
+    from generate_series(1, 600) as g(i)`.execute(t.db)
+})
+
+describe('a fleet level kept by the drain (deferred)', () => {
+  const s = declare('spend_def')
+
+  it('writes mark their months; readAcross equals the truth before and after refreshFleet; refreshFleet empties the marks', async () => {
+    await s.target.create(t.db)
+    await s.fleet.create(t.db)
+    for (let tenant = 1; tenant <= 6; tenant++) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
+    expect(await pendingMonths(s)).toHaveLength(12) // every month rebuilt is pending
+    await expectAcrossTruth(s)
+    expect(await s.rollup.refreshFleet(t.db, { limit: 5 })).toEqual({ months: 5, remaining: 7 }) // oldest first
+    expect(await pendingMonths(s)).toEqual(['2025-06', '2025-07', '2025-08', '2025-09', '2025-10', '2025-11', '2025-12'])
+    await expectAcrossTruth(s)
+    await expectStoredLevel(s)
+    expect(await s.rollup.refreshFleet(t.db)).toEqual({ months: 7, remaining: 0 })
+    await expectStoredLevel(s)
+    // A write the app announces (one month marked), one that moves rows to another tenant, month and group, a bucket emptied.
+    await insert(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
+    await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-04-01T00:30:00+02:00' })
+    expect(await pendingMonths(s)).toEqual(['2025-04'])
+    await expectAcrossTruth(s)
+    await sql`update spend set tenant_id = 6, paid_at = paid_at - interval '40 days', category = 'z' where id in (7, 8)`.execute(t.db)
+    for (let tenant = 1; tenant <= 6; tenant++) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
+    await sql`delete from spend where tenant_id = 3 and category is null`.execute(t.db)
+    await s.rollup.rebuild(t.db, { tenantId: 3, since: '2025-01', until: '2025-12' })
+    await expectAcrossTruth(s)
+    await s.rollup.refreshFleet(t.db)
+    await expectAcrossTruth(s)
+    await expectStoredLevel(s)
+    // Tracked writes: a drain marks what it refreshed; the drain loop brings the level up to date once the log is empty.
+    await s.rollup.track(t.db)
+    try {
+      await insert(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
+      await sql`update spend set amount = amount + 1 where tenant_id = 5 and paid_at < '2025-03-01'`.execute(t.db)
+      await sql`delete from spend where tenant_id = 1 and paid_at >= '2025-11-01'`.execute(t.db)
+      await s.rollup.refreshDirty(t.db, { limit: 2 })
+      expect((await pendingMonths(s)).length).toBeGreaterThan(0) // what the drain refreshed is marked
+      const stop = new AbortController()
+      const draining = s.rollup.drain(t.db, { intervalMs: 20, signal: stop.signal })
+      while ((await s.rollup.dirtyStats(t.db)).rows > 0 || (await pendingMonths(s)).length > 0) await new Promise((r) => setTimeout(r, 20))
+      stop.abort()
+      expect((await draining).buckets).toBeGreaterThan(0)
+    } finally {
+      await s.rollup.untrack(t.db)
+    }
+    expect(await pendingMonths(s)).toEqual([])
+    await expectAcrossTruth(s)
+    await expectStoredLevel(s)
+    // Rebuilt from its record (what `pgscale drain` runs): still deferred.
+    const [recorded] = (await MonthlyRollup.tracked(t.db)).filter((r) => r.parts.target.name === 'spend_def')
+    expect(recorded?.parts.fleet?.deferred ?? false).toBe(false) // untracked: no record left
+  })
+
+  it('a refresh costs the level one mark: no level row is written', async () => {
+    const versions = async () => {
+      const { rows } = await sql<{ v: string }>`select string_agg(xmin::text || ctid::text, ',' order by month, category) as v
+        from ${sql.raw(s.fleet.qualified)}`.execute(t.db)
+      return rows[0]!.v
+    }
+    await s.rollup.refreshFleet(t.db)
+    const before = await versions()
+    await insert(t.db, 4, '2025-05-15T10:00:00Z', 'b', '3.50')
+    await s.rollup.refreshAt(t.db, { tenantId: 4, moment: '2025-05-15T12:00:00Z' })
+    expect(await versions()).toEqual(before) // the level's rows untouched
+    expect(await pendingMonths(s)).toEqual(['2025-05'])
+    await expectAcrossTruth(s)
+    await s.rollup.refreshFleet(t.db)
+    await expectStoredLevel(s)
+  })
+
+  withServer('two refreshes of one month by different tenants at once: neither waits for the other, none is lost', async () => {
+    const other = await connect(t.url!, { maxConnections: 1 })
+    try {
+      for (let round = 0; round < 3; round++) {
+        await insert(t.db, 1, '2025-08-10T12:00:00Z', 'a', `${round + 1}.00`)
+        await insert(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
+        // The first refresh holds its transaction (and its shared month lock) open; the second, on
+        // another connection, finishes meanwhile: writers of a deferred level do not take turns.
+        let release!: () => void
+        const held = new Promise<void>((resolve) => (release = resolve))
+        let wrote!: () => void
+        const written = new Promise<void>((resolve) => (wrote = resolve))
+        const first = t.db.transaction().execute(async (trx) => {
+          try {
+            await s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' })
+          } finally {
+            wrote()
+          }
+          await held
+        })
+        await Promise.race([written, first])
+        // The open refresh holds its month's fleet lock shared (and no exclusive advisory lock).
+        const { rows: locks } = await sql<{ mode: string }>`select mode from pg_locks
+          where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`.execute(other)
+        // (One shared: the month's fleet lock; one exclusive: the tenant's bucket lock.)
+        expect(locks.map((l) => l.mode).sort()).toEqual(['ExclusiveLock', 'ShareLock'])
+        await s.rollup.refreshAt(other, { tenantId: 3, moment: '2025-08-11' }) // would hang here under an exclusive lock
+        release()
+        await first
+        await expectAcrossTruth(s)
+        await s.rollup.refreshFleet(t.db)
+        await expectStoredLevel(s)
+      }
+    } finally {
+      await other.close()
+    }
+  })
+
+  withServer('refreshFleet beside a refresh of the same month, in both orders, loses no update', async () => {
+    const other = await connect(t.url!, { maxConnections: 1 })
+    try {
+      // A refresh in flight (its month marked, not committed): refreshFleet waits for it, then recomputes with it.
+      await s.rollup.refreshFleet(t.db)
+      await insert(t.db, 2, '2025-09-10T12:00:00Z', 'b', '40.00')
+      // An earlier mark of the month, committed: the refresh's own mark is then a no-op, and the
+      // fleet refresh must not take the month while the refresh is open.
+      await sql`insert into ${sql.raw(s.fleet.pending!)} (month) values ('2025-09-01')`.execute(t.db)
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      let wrote!: () => void
+      const written = new Promise<void>((resolve) => (wrote = resolve))
+      const refresh = t.db.transaction().execute(async (trx) => {
+        try {
+          await s.rollup.refreshAt(trx, { tenantId: 2, moment: '2025-09-10' })
+        } finally {
+          wrote()
+        }
+        await held
+      })
+      await Promise.race([written, refresh])
+      const fleet = s.rollup.refreshFleet(other)
+      await new Promise((r) => setTimeout(r, 150))
+      release()
+      await Promise.all([refresh, fleet])
+      await s.rollup.refreshFleet(t.db)
+      expect(await pendingMonths(s)).toEqual([])
+      await expectStoredLevel(s)
+      // refreshFleet in flight (an app transaction holding its locks): a refresh of the month waits, then marks it again.
+      await insert(t.db, 5, '2025-09-12T12:00:00Z', 'c', '41.00')
+      await s.rollup.refreshAt(t.db, { tenantId: 5, moment: '2025-09-12' })
+      let releaseFleet!: () => void
+      const heldFleet = new Promise<void>((resolve) => (releaseFleet = resolve))
+      let claimed!: () => void
+      const didClaim = new Promise<void>((resolve) => (claimed = resolve))
+      const inFlight = t.db.transaction().execute(async (trx) => {
+        try {
+          expect((await s.rollup.refreshFleet(trx)).months).toBe(1)
+        } finally {
+          claimed()
+        }
+        await heldFleet
+      })
+      await Promise.race([didClaim, inFlight])
+      await insert(other, 5, '2025-09-13T12:00:00Z', 'c', '42.00')
+      const late = s.rollup.refreshAt(other, { tenantId: 5, moment: '2025-09-13' })
+      await new Promise((r) => setTimeout(r, 150))
+      releaseFleet()
+      await Promise.all([inFlight, late])
+      expect(await pendingMonths(s)).toEqual(['2025-09'])
+      await expectAcrossTruth(s)
+      await s.rollup.refreshFleet(t.db)
+      await expectStoredLevel(s)
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('a failure inside refreshFleet or after a refresh’s tenant statement leaves nothing; the next call works', async () => {
+    const name = 'spend_def'
+    await sql
+      .raw(
+        `create function ${name}_fail() returns trigger language plpgsql as $$ begin raise exception 'level write refused'; end $$;
+      create trigger ${name}_fail before insert on ${s.fleet.qualified} for each statement execute function ${name}_fail()`,
+      )
+      .execute(t.db)
+    await insert(t.db, 2, '2025-10-05T12:00:00Z', 'b', '99.00')
+    await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-10-05' })
+    const level = await sql`select * from ${sql.raw(s.fleet.qualified)} order by 1, 2`.execute(t.db)
+    await expect(s.rollup.refreshFleet(t.db)).rejects.toThrow(/level write refused/)
+    expect((await sql`select * from ${sql.raw(s.fleet.qualified)} order by 1, 2`.execute(t.db)).rows).toEqual(level.rows)
+    expect(await pendingMonths(s)).toEqual(['2025-10']) // the claim rolled back with it
+    await expectAcrossTruth(s)
+    await sql.raw(`drop trigger ${name}_fail on ${s.fleet.qualified}`).execute(t.db)
+    expect(await s.rollup.refreshFleet(t.db)).toEqual({ months: 1, remaining: 0 })
+    await expectStoredLevel(s)
+    // The mark refused: the refresh's tenant rows roll back with it.
+    await sql
+      .raw(`create trigger ${name}_fail before insert on ${s.fleet.pending!} for each statement execute function ${name}_fail()`)
+      .execute(t.db)
+    const rollupRows = await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)
+    await insert(t.db, 3, '2025-10-06T12:00:00Z', 'a', '7.00')
+    await expect(s.rollup.refreshAt(t.db, { tenantId: 3, moment: '2025-10-06' })).rejects.toThrow(/level write refused/)
+    expect((await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)).rows).toEqual(rollupRows.rows)
+    await sql.raw(`drop trigger ${name}_fail on ${s.fleet.pending!}`).execute(t.db)
+    await s.rollup.refreshAt(t.db, { tenantId: 3, moment: '2025-10-06' })
+    await expectAcrossTruth(s)
+  })
+})
+
+describe('deferred level refusals', () => {
+  it('bad declarations and options are typed, and nothing is sent', async () => {
+    const target = rollupTable('def_decl_monthly', { groupBy: { category: 'text' }, measures: { n: 'integer' } })
+    expect(() => fleetTable('def_decl_fleet', { of: target, deferred: 'yes' as unknown as boolean })).toThrow(InvalidArgumentError)
+    expect(() => fleetTable('def_decl_fleet', { of: target, groupBy: [], perTenant: true, deferred: true })).toThrow(/cannot be deferred/)
+    // Min/max under row-level security: a level kept by writes is refused, a deferred one is not (fleet-wide recomputation).
+    const rls = rollupTable('def_decl_rls', { groupBy: {}, measures: { lo: 'numeric' }, isolation: 'rls' })
+    const declared = (deferred: boolean) =>
+      new MonthlyRollup({
+        source: 'spend',
+        target: rls,
+        at: 'paid_at',
+        tenant: 'tenant_id',
+        groupBy: [],
+        measures: { lo: sql`min(amount)` },
+        zone: ZONE,
+        fleet: fleetTable('def_decl_rls_fleet', { of: rls, deferred }),
+      })
+    expect(() => declared(false)).toThrow(/row-level security/)
+    expect(() => declared(true)).not.toThrow()
+    const s = declare('spend_def_opts')
+    const counted = countingHandle(t.db)
+    for (const options of [{ limit: 0 }, { limit: 1.5 }, { limit: 10_001 }, null])
+      await expect(s.rollup.refreshFleet(counted.handle, options as never)).rejects.toThrow(InvalidArgumentError)
+    expect(counted.statements).toBe(0)
+  })
+
+  it('a missing pending table is a MigrationRequiredError; a level of the other kind is a SchemaMismatchError', async () => {
+    const s = declare('spend_def_kind')
+    await s.target.create(t.db)
+    await expect(s.rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-02-02' })).rejects.toThrow(MigrationRequiredError)
+    await s.fleet.create(t.db)
+    await sql.raw(`drop table ${s.fleet.pending!}`).execute(t.db)
+    await expect(s.rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-02-02' })).rejects.toThrow(MigrationRequiredError)
+    await expect(declare('spend_def_kind').rollup.refreshFleet(t.db)).rejects.toThrow(/pending table/)
+    // The same table declared kept by writes: refused (its months may be stale), and the other way round.
+    await expect(
+      declare('spend_def_kind', { fleet: { deferred: false } }).rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-02-02' }),
+    ).rejects.toThrow(SchemaMismatchError)
+    const inline = declare('spend_inline_kind', { fleet: { deferred: false } })
+    await inline.target.create(t.db)
+    await inline.fleet.create(t.db)
+    await expect(declare('spend_inline_kind').rollup.refreshAt(t.db, { tenantId: 1, moment: '2025-02-02' })).rejects.toThrow(
+      /cannot change kind in place/,
+    )
+    // A rollup without a deferred level: refreshFleet does nothing.
+    expect(await inline.rollup.refreshFleet(t.db)).toEqual({ months: 0, remaining: 0 })
+  })
+})
