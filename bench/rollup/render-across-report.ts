@@ -55,6 +55,14 @@ export function renderAcrossReport(r: AcrossReport): string[] {
         ]),
       ),
     )
+  if (r.deferred)
+    out.push(
+      'The deferred fleet level (kept by refreshFleet), nothing pending:',
+      viewsTable(r.deferred.queries, 'source'),
+      `The same with ${r.deferred.pendingMonths.map((m) => m.slice(0, 7)).join(' and ')} pending (read from the rollup table beside the level):`,
+      viewsTable(r.deferred.queriesPending, 'source'),
+      `refreshFleet of those ${r.deferred.pendingMonths.length} months: p50 ${r.deferred.refreshFleetMs.p50.toFixed(1)} ms, p95 ${r.deferred.refreshFleetMs.p95.toFixed(1)} ms`,
+    )
   if (r.distinct)
     out.push(
       `Fleet-wide distinct amounts per month (hll sketches united, ${r.distinct.months} months) against count(distinct): error p50 ${(100 * r.distinct.errorP50).toFixed(2)}%, p95 ${(100 * r.distinct.errorP95).toFixed(2)}%, max ${(100 * r.distinct.errorMax).toFixed(2)}%`,

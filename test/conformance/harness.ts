@@ -34,17 +34,29 @@ export const WRITES = [
   'tenant.bulkIngest',
   'store.bulkIngest',
 ] as const
-export const ROLLUP = ['sourceInsert', 'sourceDelete', 'refreshAt', 'refreshDirty', 'rollupRead', 'fleetRead', 'tenantLevelRead'] as const
+export const ROLLUP = [
+  'sourceInsert',
+  'sourceDelete',
+  'refreshAt',
+  'refreshDirty',
+  'refreshFleet',
+  'rollupRead',
+  'fleetRead',
+  'tenantLevelRead',
+] as const
 
 export const storeConfig = (isolation: 'none' | 'rls'): PgVectorStoreConfig => ({ table: 'conf_chunks', dimensions: DIM, isolation })
 
 /**
  * The rollup of `conf_events` by category, with its fleet level `conf_fleet` (kept by deltas: sums
- * and counts) and its per-tenant level `conf_by_tenant` (tenant × month, the category dropped).
+ * and counts), a deferred fleet level `conf_fleet_months` (months only: kept by the drain, declared
+ * first so the views without groups read it) and its per-tenant level `conf_by_tenant` (tenant ×
+ * month, the category dropped).
  */
 export function confRollup(isolation: 'none' | 'rls') {
   const target = rollupTable('conf_monthly', { groupBy: { category: 'text' }, measures: { total: 'integer', count: 'integer' }, isolation })
   const fleet = fleetTable('conf_fleet', { of: target, groupBy: ['category'] })
+  const months = fleetTable('conf_fleet_months', { of: target, groupBy: [], deferred: true })
   const byTenant = fleetTable('conf_by_tenant', { of: target, groupBy: [], perTenant: true })
   const rollup = new MonthlyRollup({
     source: 'conf_events',
@@ -54,9 +66,9 @@ export function confRollup(isolation: 'none' | 'rls') {
     groupBy: ['category'],
     measures: { total: sql`sum(amount)`, count: sql`count(*)` },
     zone: ZONE,
-    fleet: [fleet, byTenant],
+    fleet: [months, fleet, byTenant],
   })
-  return { target, fleet, byTenant, rollup }
+  return { target, fleet, months, byTenant, rollup }
 }
 
 /** Creates the store's and the rollup's objects as the owner; with a runtime role, through the migrations that grant it DML. */
@@ -78,16 +90,18 @@ export async function createSchema(owner: Database, isolation: 'none' | 'rls', r
     .execute(owner)
   await sql.raw(SOURCE_DDL).execute(owner)
   await sourceIndex.execute(owner)
-  const { target, fleet, byTenant, rollup } = confRollup(isolation)
+  const { target, fleet, months, byTenant, rollup } = confRollup(isolation)
   if (runtimeRole) {
     await target.migration({ runtimeRole }).up(owner)
     await fleet.migration({ runtimeRole }).up(owner)
+    await months.migration({ runtimeRole }).up(owner)
     await byTenant.migration({ runtimeRole }).up(owner)
     await rollup.trackingMigration({ runtimeRole }).up(owner)
     await sql.raw(`grant select, insert, update, delete on conf_events to ${runtimeRole}`).execute(owner)
   } else {
     await target.create(owner)
     await fleet.create(owner)
+    await months.create(owner)
     await byTenant.create(owner)
     await rollup.track(owner)
   }
@@ -97,7 +111,9 @@ export async function createSchema(owner: Database, isolation: 'none' | 'rls', r
 /** Empties the tables between sequences (the source first: its truncate trigger marks buckets). */
 export async function truncateAll(owner: Database): Promise<void> {
   await sql`truncate conf_chunks, conf_chunks__mirror, conf_chunks_tenant_spaces, conf_events`.execute(owner)
-  await sql`truncate conf_monthly, conf_monthly_dirty, conf_fleet, conf_by_tenant`.execute(owner)
+  await sql`truncate conf_monthly, conf_monthly_dirty, conf_fleet, conf_fleet_months, conf_fleet_months_pending, conf_by_tenant`.execute(
+    owner,
+  )
 }
 
 const envInt = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined)

@@ -98,6 +98,19 @@ export class RefreshDirty implements Cmd {
   }
 }
 
+/** `refreshFleet`: the deferred level's pending months recomputed; no answer changes (the model is untouched). */
+export class RefreshFleet implements Cmd {
+  readonly kind = 'refreshFleet'
+  check = () => true
+  async run(_m: Model, w: World) {
+    const result = await w.rollup.refreshFleet(w.rollupDb)
+    expect(result.remaining, `${this}: nothing left pending`).toBe(0)
+  }
+  toString() {
+    return 'rollup.refreshFleet()'
+  }
+}
+
 export class RollupRead implements Cmd {
   readonly kind = 'rollupRead'
   constructor(
@@ -140,7 +153,9 @@ export class FleetRead implements Cmd {
   check = () => this.from <= this.to
   async run(m: Model, w: World) {
     const options = { from: this.from, to: this.to, groupBy: this.combine ? [] : ['category'], combineMonths: this.combineMonths }
-    expect(w.rollup.readAcrossQuery(w.admin, options).compile(w.admin).sql, `${this}: reads the fleet level`).toContain('"conf_fleet"')
+    // Per category: the level kept by deltas; without groups: the deferred one (beside its pending months).
+    const level = this.combine ? '"conf_fleet_months"' : '"conf_fleet"'
+    expect(w.rollup.readAcrossQuery(w.admin, options).compile(w.admin).sql, `${this}: reads the fleet level`).toContain(level)
     const rows = await w.rollup.readAcross(w.rollupReader, options)
     const got = rows.map((r) => ({ ...r, total: Number(r.total), count: Number(r.count) }))
     expect(got, String(this)).toEqual(expectedFleetRows(m, this.from, this.to, this.combine, this.combineMonths))
@@ -184,7 +199,8 @@ export class RawFleetRead implements Cmd {
   constructor(readonly tenant: string | undefined) {}
   check = () => true
   async run(_m: Model, w: World) {
-    expect(await w.rawAs!(this.tenant, 'select * from conf_fleet'), String(this)).toEqual([])
+    for (const table of ['conf_fleet', 'conf_fleet_months', 'conf_fleet_months_pending'])
+      expect(await w.rawAs!(this.tenant, `select * from ${table}`), `${this} (${table})`).toEqual([])
   }
   toString() {
     return `raw SQL as the runtime role, ${this.tenant === undefined ? 'no tenant set' : `tenant ${show(this.tenant)} set`}: select * from conf_fleet`
@@ -200,6 +216,7 @@ export const rollupCommands: Record<string, () => fc.Arbitrary<Cmd>> = {
   sourceDelete: () => fc.tuple(tenantArb, fc.nat(20)).map(([t, p]) => new SourceDelete(t, p)),
   refreshAt: () => fc.tuple(tenantArb, fc.constantFrom(...MOMENTS)).map(([t, at]) => new RefreshAt(t, at)),
   refreshDirty: () => fc.constant(new RefreshDirty()),
+  refreshFleet: () => fc.constant(new RefreshFleet()),
   rollupRead: () =>
     fc
       .tuple(tenantArb, fc.constantFrom(...MONTHS), fc.constantFrom(...MONTHS), fc.boolean(), fc.boolean())

@@ -20,8 +20,10 @@ import { bulkDrain } from '../../src/bench-kit.js'
  * (the fleet, per tenant, each group kept, the range combined, the top 2 tenants) — is compared with the
  * truth computed by plain SQL `GROUP BY` over the source. Two seeds in three declare a fleet level
  * (`fleetTable`, a random subset of the groups; kept by deltas with only sums and counts, or by
- * recomputing months with min/max too): its stored rows are compared with the truth of the source
- * by month and its groups, and `readAcross` views without tenant detail read it (checked).
+ * recomputing months with min/max too, or deferred — kept by the drain, `readAcross` reading the
+ * rollup table for its pending months): its stored rows are compared with the truth of the source
+ * by month and its groups (a deferred level's after `refreshFleet`, or its months not pending),
+ * and `readAcross` views without tenant detail read it (checked) — with months pending and after.
  *
  * CI runs 6 seeds (every group count, moment type and heal mode); more on demand:
  * `PGSCALE_ROLLUP_SEEDS=10000 PGSCALE_ROLLUP_SEED_START=1 npx vitest run test/rollup/rollup-differential.test.ts`.
@@ -63,10 +65,11 @@ interface Shape {
   empty: string
   mode: 'drain' | 'rebuild' | 'refreshAt'
   /**
-   * The fleet level: none; kept by deltas (the measures then only `n` and `total`, exact sums); or
-   * recomputed per touched month (with `lo`/`hi`, min and max). Its groups: a random subset.
+   * The fleet level: none; kept by deltas (the measures then only `n` and `total`, exact sums);
+   * recomputed per touched month (with `lo`/`hi`, min and max); or deferred (kept by the drain:
+   * writes mark months pending, `refreshFleet` recomputes them). Its groups: a random subset.
    */
-  fleet: 'none' | 'delta' | 'recompute'
+  fleet: 'none' | 'delta' | 'recompute' | 'deferred'
   fleetGroups: string[]
   /** A per-tenant level (`perTenant: true`, table `by_tenant`) keeping a strict subset of the groups, or none (always none without groups). */
   tenantGroups: string[] | null
@@ -110,11 +113,11 @@ function tenantLevelOf(seed: number, groups: number): string[] | null {
   return kept.length === groups ? kept.slice(1) : kept
 }
 
-/** The fleet level of a seed: cycled over seeds (any 3 consecutive seeds hold each kind), its groups drawn. */
+/** The fleet level of a seed: cycled over seeds (any 8 consecutive seeds hold each kind), its groups drawn. */
 function fleetOf(seed: number, groups: number): Pick<Shape, 'fleet' | 'fleetGroups'> {
   const r = prng(seed * 104729 + 7)
   return {
-    fleet: (['delta', 'recompute', 'none'] as const)[Math.floor(seed / 2) % 3]!,
+    fleet: (['delta', 'recompute', 'deferred', 'none'] as const)[Math.floor(seed / 2) % 4]!,
     fleetGroups: ['g1', 'g2'].slice(0, groups).filter(() => r.chance(0.5)),
   }
 }
@@ -152,7 +155,10 @@ function rollupOf(s: Shape) {
     ...(s.where ? { where: sql`amount >= 0` } : {}),
     zone: s.zone,
   }
-  const fleet = s.fleet === 'none' ? undefined : fleetTable(`${s.schema}.fleet`, { of: target, groupBy: s.fleetGroups })
+  const fleet =
+    s.fleet === 'none'
+      ? undefined
+      : fleetTable(`${s.schema}.fleet`, { of: target, groupBy: s.fleetGroups, deferred: s.fleet === 'deferred' })
   const byTenant = s.tenantGroups && fleetTable(`${s.schema}.by_tenant`, { of: target, groupBy: s.tenantGroups, perTenant: true })
   const levels = [...(fleet ? [fleet] : []), ...(byTenant ? [byTenant] : [])]
   const plain = new MonthlyRollup(config)
@@ -352,8 +358,12 @@ async function compareReads(db: Database, s: Shape, rollup: MonthlyRollup, r: Rn
   }
 }
 
-/** The rollup table's rows against the truth of every bucket: no extra row (an empty bucket), none missing. */
-async function compareStored(db: Database, s: Shape): Promise<void> {
+/**
+ * The rollup table's rows against the truth of every bucket: no extra row (an empty bucket), none
+ * missing; and the fleet level's. A deferred level is first brought up to date (`refreshFleet`,
+ * every month) on half the calls; on the others its rows of the months not pending are compared.
+ */
+async function compareStored(db: Database, s: Shape, rollup: MonthlyRollup, r: Rng): Promise<void> {
   const groups = s.groups.map((g) => `, "${g}"`).join('')
   const measures = measuresOf(s).join(', ')
   const { rows } = await sql<
@@ -362,11 +372,27 @@ async function compareStored(db: Database, s: Shape): Promise<void> {
     ${sql.raw(measures)} from ${sql.raw(`${s.schema}.roll`)}`.execute(db)
   await expectSame(`${s.seed} stored rows`, rows, await truth(db, s, { keep: s.groups, perTenant: true, from: '0001-01', to: '9999-12' }))
   if (s.fleet === 'none') return
+  if (s.fleet === 'deferred' && r.chance(0.5)) expect((await rollup.refreshFleet(db, { limit: 10_000 })).remaining).toBe(0)
+  const pending =
+    s.fleet === 'deferred'
+      ? new Set(
+          (
+            await sql<{ m: string }>`select to_char(month, 'YYYY-MM') as m from ${sql.raw(`${s.schema}.fleet_pending`)}`.execute(db)
+          ).rows.map((p) => p.m),
+        )
+      : new Set<string>()
   // The fleet level's rows: every month and kept group of the source, no extra row, none missing.
   const fleetGroups = s.fleetGroups.map((g) => `, "${g}"`).join('')
   const { rows: fleet } = await sql<Record<string, unknown>>`select to_char(month, 'YYYY-MM') as month${sql.raw(fleetGroups)},
     ${sql.raw(measures)} from ${sql.raw(`${s.schema}.fleet`)}`.execute(db)
-  await expectSame(`${s.seed} stored fleet rows`, fleet, await truth(db, s, { keep: s.fleetGroups, from: '0001-01', to: '9999-12' }))
+  const expected = (await truth(db, s, { keep: s.fleetGroups, from: '0001-01', to: '9999-12' })).filter(
+    (row) => !pending.has(String(row.month)),
+  )
+  await expectSame(
+    `${s.seed} stored fleet rows${pending.size ? ` (${pending.size} months pending)` : ''}`,
+    fleet.filter((row) => !pending.has(String(row.month))),
+    expected,
+  )
 }
 
 /** The per-tenant level's rows: every tenant, month and kept group of the source, no extra row (an emptied bucket), none missing. */
@@ -390,14 +416,15 @@ async function heal(db: Database, s: Shape, rollup: MonthlyRollup): Promise<void
     } finally {
       bulkDrain.rowsPerBucket = 1000
     }
-    return
-  }
-  for (const tenantId of [...s.tenants, s.empty]) {
-    if (s.mode === 'rebuild') await rollup.rebuild(db, { tenantId, since: '2024-01', until: '2026-06' })
-    else
-      for (let i = -3; i < MONTHS + 3; i++)
-        await rollup.refreshAt(db, { tenantId, moment: new Date(Date.UTC(2024, 8 + i, 15)).toISOString().slice(0, 10) })
-  }
+  } else
+    for (const tenantId of [...s.tenants, s.empty]) {
+      if (s.mode === 'rebuild') await rollup.rebuild(db, { tenantId, since: '2024-01', until: '2026-06' })
+      else
+        for (let i = -3; i < MONTHS + 3; i++)
+          await rollup.refreshAt(db, { tenantId, moment: new Date(Date.UTC(2024, 8 + i, 15)).toISOString().slice(0, 10) })
+    }
+  // A deferred level partly brought up to date: the reads then see recomputed and pending months side by side.
+  if (s.fleet === 'deferred') await rollup.refreshFleet(db, { limit: 1 + (s.seed % 7) })
 }
 
 async function runSeed(db: Database, seed: number): Promise<void> {
@@ -424,13 +451,14 @@ async function runSeed(db: Database, seed: number): Promise<void> {
   for (const tenantId of [...s.tenants, s.empty])
     await (fillLater ? plain : rollup).rebuild(db, { tenantId, since: '2024-01-15', until: '2026-06' })
   if (fillLater) for (const level of levels) await level.create(db)
-  await compareStored(db, s)
+  await compareStored(db, s, rollup, r)
   await compareTenantLevel(db, s)
   if (s.mode === 'drain') await rollup.track(db)
   for (let i = 0, n = 4 + r.int(8); i < n; i++) await randomWrite(db, s, r)
   if (s.mode === 'drain') await compareReads(db, s, rollup, r, true)
   await heal(db, s, rollup)
-  await compareStored(db, s)
+  if (s.fleet === 'deferred') await compareReads(db, s, rollup, r, false) // with months pending
+  await compareStored(db, s, rollup, r)
   await compareTenantLevel(db, s)
   if (s.tenantGroups) stats.tenantLevels++
   await compareReads(db, s, rollup, r, false)

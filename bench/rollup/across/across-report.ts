@@ -22,7 +22,7 @@ export interface AcrossView {
   /** Whether the fleet side read the fleet level (false: it needs tenant detail). */
   readsFleet: boolean
   /** What the side with levels read: the fleet level, the per-tenant level or the rollup table. */
-  reads: 'fleet level' | 'per-tenant level' | 'rollup table'
+  reads: 'fleet level' | 'per-tenant level' | 'deferred fleet level' | 'rollup table'
   sourcePlan: string
   rollupPlan: string
   fleetPlan: string
@@ -39,6 +39,12 @@ export interface AcrossReport {
   tenantLevel?: { rows: number; fillSeconds: number }
   /** Refresh and drain of the same buckets, without levels and with them (the fleet level alone; both levels). */
   maintenance: MaintenanceCost[]
+  /**
+   * A deferred fleet level (`fleetTable(…, { deferred: true })`): the views from it with nothing
+   * pending and with this month and the one before pending (as between two `refreshFleet` calls
+   * of a busy app), and `refreshFleet` itself recomputing those two months.
+   */
+  deferred?: { queries: AcrossView[]; queriesPending: AcrossView[]; pendingMonths: string[]; refreshFleetMs: Percentiles }
   /** Fleet-wide distinct amounts per month: the rollup's united hll sketches against count(distinct) of the source. */
   distinct: { months: number; errorP50: number; errorP95: number; errorMax: number; buildSeconds: number } | null
   method: string

@@ -39,7 +39,10 @@ export async function measureViews(
     const [src, rol, flt] = ms as [number[], number[], number[]]
     const fleetQuery = fleeted.readAcrossQuery(run.db, q.rollup[0]!)
     const text = fleetQuery.compile(run.db).sql
-    const level = (fleeted.parts.levels ?? []).find((l) => text.includes(`from ${l.qualified} as r`))
+    // The level read: `from <level> as r`, or a deferred level's source (its rows beside the rollup table's of pending months).
+    const level = (fleeted.parts.levels ?? []).find(
+      (l) => text.includes(`from ${l.qualified} as r`) || (l.deferred && text.includes(l.pending!)),
+    )
     out.push({
       name: q.name,
       sourceMs: summarize(src),
@@ -48,7 +51,7 @@ export async function measureViews(
       speedup: median(src) / median(rol),
       fleetSpeedup: median(src) / median(flt),
       readsFleet: level !== undefined && !level.perTenant,
-      reads: level ? (level.perTenant ? 'per-tenant level' : 'fleet level') : 'rollup table',
+      reads: level ? (level.perTenant ? 'per-tenant level' : level.deferred ? 'deferred fleet level' : 'fleet level') : 'rollup table',
       sourcePlan: planShape(await explain(run.db, q.source)),
       rollupPlan: planShape(await explain(run.db, run.rollup.readAcrossQuery(run.db, q.rollup[0]!))),
       fleetPlan: planShape(await explain(run.db, fleetQuery)),

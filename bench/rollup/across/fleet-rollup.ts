@@ -22,7 +22,8 @@ export interface FleetSide {
 }
 
 /**
- * Declares the expenses rollup with a fleet level (`fleetTable(…, { groupBy: ['category'] })`) and,
+ * Declares the expenses rollup with a fleet level (`fleetTable(…, { groupBy: ['category'] })`,
+ * kept by its writes or, with `deferred`, by `refreshFleet`) and,
  * with `perTenant`, a per-tenant level (`{ groupBy: [], perTenant: true }`) on tables of their own
  * (suffix `name`), copies the plain rollup's rows into it (the same buckets: no second rebuild) and
  * creates the levels (filled from that table).
@@ -32,13 +33,13 @@ export interface FleetSide {
  * const side = await fleetSide(run, { name: 'both', perTenant: true })
  * ```
  */
-export async function fleetSide(run: RollupRun, o: { name: string; perTenant: boolean }): Promise<FleetSide> {
+export async function fleetSide(run: RollupRun, o: { name: string; perTenant: boolean; deferred?: boolean }): Promise<FleetSide> {
   const target = rollupTable(`${SCHEMA}.expenses_monthly_${o.name}`, {
     groupBy: { category: 'varchar(64)' },
     measures: { total: 'numeric(14,2)', count: 'integer' },
     tenantType: 'bigint',
   })
-  const fleet = fleetTable(`${SCHEMA}.expenses_fleet_${o.name}`, { of: target, groupBy: ['category'] })
+  const fleet = fleetTable(`${SCHEMA}.expenses_fleet_${o.name}`, { of: target, groupBy: ['category'], deferred: o.deferred === true })
   const byTenant = o.perTenant
     ? fleetTable(`${SCHEMA}.expenses_by_tenant_${o.name}`, { of: target, groupBy: [], perTenant: true })
     : undefined

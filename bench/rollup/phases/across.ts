@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { approxCountDistinct, MonthlyRollup, rollupTable } from '../../../src/index.js'
 import { localMonth } from '../../../src/bench-kit.js'
-import { median, percentile } from '../../report/stats.js'
+import { median, percentile, summarize } from '../../report/stats.js'
 import type { AcrossReport } from '../across/across-report.js'
 import { acrossQueries } from '../across/across-queries.js'
 import { measureViews } from '../across/across-views.js'
@@ -34,19 +34,55 @@ export async function acrossPhase(run: RollupRun, log: (line: string) => void): 
   log('across tenants: refresh and drain, without levels, with the fleet level alone, with both levels')
   const fleetOnly = await fleetSide(run, { name: 'fleeted', perTenant: false })
   const cost = { reps: run.o.reps, tenants: Math.min(200, run.o.tenants - 1), rounds: 5 }
+  const deferredSide = await fleetSide(run, { name: 'deferred', perTenant: false, deferred: true })
   const maintenance = [
     ...(await maintenanceCost(run, fleetOnly.rollup, { ...cost, label: 'fleet level' })),
     ...(await maintenanceCost(run, side.rollup, { ...cost, label: 'fleet + per-tenant levels' })),
+    ...(await maintenanceCost(run, deferredSide.rollup, { ...cost, label: 'deferred fleet level' })),
   ]
+  log('across tenants: the deferred fleet level — views with nothing pending, with two months pending, and refreshFleet of two months')
+  const deferred = await deferredViews(run, deferredSide.rollup, months, log)
   return {
     queries,
     covered,
     fleet: { rows: side.fleet.rows, fillSeconds: side.fleet.fillSeconds },
     ...(side.tenantLevel ? { tenantLevel: { rows: side.tenantLevel.rows, fillSeconds: side.tenantLevel.fillSeconds } } : {}),
     maintenance,
+    deferred,
     distinct: await fleetDistinct(run, log),
     method: methodOf(run),
   }
+}
+
+/**
+ * The deferred level's views with nothing pending (after `refreshFleet`) and with this month and the
+ * one before pending (marked as a write marks them), then `refreshFleet` of those two months timed
+ * (marked again before each call; at least 5 calls).
+ */
+async function deferredViews(
+  run: RollupRun,
+  rollup: MonthlyRollup,
+  months: ReturnType<typeof dashboardMonths>,
+  log: (line: string) => void,
+): Promise<NonNullable<AcrossReport['deferred']>> {
+  const level = rollup.parts.fleet!
+  const thisMonth = localMonth(run.until, run.o.zone)
+  const [y, m] = thisMonth.split('-').map(Number) as [number, number]
+  const before = m === 1 ? `${y - 1}-12-01` : `${y}-${String(m - 1).padStart(2, '0')}-01`
+  const pendingMonths = [before, thisMonth]
+  const mark = () => sql`insert into ${sql.raw(level.pending!)} (month) select unnest(${pendingMonths}::date[])`.execute(run.db)
+  await rollup.refreshFleet(run.db)
+  const queries = await measureViews(run, rollup, acrossQueries(SOURCE, run.o.zone, months), log)
+  await mark()
+  const queriesPending = await measureViews(run, rollup, acrossQueries(SOURCE, run.o.zone, months), log)
+  const ms: number[] = []
+  for (let i = 0; i < Math.max(5, Math.min(run.o.reps, 30)); i++) {
+    if (i) await mark()
+    const t0 = performance.now()
+    await rollup.refreshFleet(run.db)
+    ms.push(performance.now() - t0)
+  }
+  return { queries, queriesPending, pendingMonths, refreshFleetMs: summarize(ms) }
 }
 
 /** Runs `measure` with a `(paid_at) INCLUDE (tenant_id, category, amount, status)` index on the source (after VACUUM), then drops it. */
@@ -115,7 +151,7 @@ function methodOf(run: RollupRun): string {
     `month (big and typical tenant) by each rollup alternately, ${run.o.reps} each after a warm-up, each pair after one new source row in ` +
     `the bucket (not timed; its category turning through the seed's); drain: 5 rounds, each inserting one source row in every bucket ` +
     `drained and marking the same keys in both logs (INSERT into the log), then timing refreshDirty of each, order alternating; ratio = median of per-round levels ÷ plain; ` +
-    `done twice: the rollup with the fleet level alone, then with both levels, each against the rollup without levels. Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
+    `done three times: the rollup with the fleet level alone, then with both levels, then with a deferred fleet level (writes mark months pending; refreshFleet recomputes them), each against the rollup without levels. The deferred level's views: after refreshFleet (nothing pending), then with this month and the one before marked pending (read from the rollup table beside the level), interleaved as above; then refreshFleet of those two months timed (marked again before each call). Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
     `tenant and month, united across tenants per month, against count(distinct amount) of the same rows`
   )
 }
