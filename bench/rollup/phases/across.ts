@@ -34,13 +34,17 @@ export async function acrossPhase(run: RollupRun, log: (line: string) => void): 
   log('across tenants: refresh and drain, without levels, with the fleet level alone, with both levels')
   const fleetOnly = await fleetSide(run, { name: 'fleeted', perTenant: false })
   const cost = { reps: run.o.reps, tenants: Math.min(200, run.o.tenants - 1), rounds: 5 }
-  const deferredSide = await fleetSide(run, { name: 'deferred', perTenant: false, deferred: true })
+  const deferredOnly = await fleetSide(run, { name: 'deferred', perTenant: false, deferred: true })
+  const deferredSide = await fleetSide(run, { name: 'deferred_both', perTenant: true, deferred: true })
   const maintenance = [
     ...(await maintenanceCost(run, fleetOnly.rollup, { ...cost, label: 'fleet level' })),
     ...(await maintenanceCost(run, side.rollup, { ...cost, label: 'fleet + per-tenant levels' })),
-    ...(await maintenanceCost(run, deferredSide.rollup, { ...cost, label: 'deferred fleet level' })),
+    ...(await maintenanceCost(run, deferredOnly.rollup, { ...cost, label: 'deferred fleet level' })),
+    ...(await maintenanceCost(run, deferredSide.rollup, { ...cost, label: 'deferred fleet + per-tenant levels' })),
   ]
-  log('across tenants: the deferred fleet level — views with nothing pending, with two months pending, and refreshFleet of two months')
+  log(
+    'across tenants: the deferred fleet level (+ per-tenant level) — views with nothing pending, with two months pending, refreshFleet of two months',
+  )
   const deferred = await deferredViews(run, deferredSide.rollup, months, log)
   return {
     queries,
@@ -151,7 +155,7 @@ function methodOf(run: RollupRun): string {
     `month (big and typical tenant) by each rollup alternately, ${run.o.reps} each after a warm-up, each pair after one new source row in ` +
     `the bucket (not timed; its category turning through the seed's); drain: 5 rounds, each inserting one source row in every bucket ` +
     `drained and marking the same keys in both logs (INSERT into the log), then timing refreshDirty of each, order alternating; ratio = median of per-round levels ÷ plain; ` +
-    `done three times: the rollup with the fleet level alone, then with both levels, then with a deferred fleet level (writes mark months pending; refreshFleet recomputes them), each against the rollup without levels. The deferred level's views: after refreshFleet (nothing pending), then with this month and the one before marked pending (read from the rollup table beside the level), interleaved as above; then refreshFleet of those two months timed (marked again before each call). Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
+    `done four times: the rollup with the fleet level alone, then with both levels, then with a deferred fleet level alone and with a per-tenant level beside it (writes mark months pending; refreshFleet recomputes them), each against the rollup without levels. The views of the deferred level with the per-tenant level beside it: after refreshFleet (nothing pending), then with this month and the one before marked pending (read from the rollup table beside the level), interleaved as above; then refreshFleet of those two months timed (marked again before each call). Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
     `tenant and month, united across tenants per month, against count(distinct amount) of the same rows`
   )
 }

@@ -14,13 +14,13 @@ export interface DeferredLevel {
   plan: FleetPlan
 }
 
-/** What {@link refreshFleet} did: the months it recomputed, and how many stay pending (up to 10,000 counted). */
+/** What `rollup.refreshFleet` did: the months it recomputed, and how many stay pending (up to 10,000 counted). */
 export interface RefreshFleetResult {
   months: number
   remaining: number
 }
 
-/** Options of {@link refreshFleet}. */
+/** Options of `rollup.refreshFleet`. */
 export interface RefreshFleetOptions {
   /** The most pending months recomputed in one call (default 120; 1-10,000), oldest first. */
   limit?: number
