@@ -57,7 +57,7 @@ export function renderAcrossReport(r: AcrossReport): string[] {
     )
   if (r.deferred)
     out.push(
-      'The deferred fleet level (kept by refreshFleet) with a per-tenant level beside it, nothing pending:',
+      'The deferred levels (fleet and per-tenant, kept by refreshFleet), nothing pending:',
       viewsTable(r.deferred.queries, 'source'),
       `The same with ${r.deferred.pendingMonths.map((m) => m.slice(0, 7)).join(' and ')} pending (read from the rollup table beside the level):`,
       viewsTable(r.deferred.queriesPending, 'source'),

@@ -22,17 +22,22 @@ const ZONE = 'Europe/Madrid'
 interface Setup {
   target: RollupTable
   fleet: FleetTable
+  /** A deferred per-tenant level (tenant × month, the groups dropped), when declared. */
+  byTenant?: FleetTable
   rollup: MonthlyRollup
 }
 
 /** A rollup of `spend` into `<name>` with a deferred level `<name>_fleet` by category; min/max, which a level kept by writes would recompute. */
-function declare(name: string, options: { fleet?: { deferred?: boolean } } = {}): Setup {
+function declare(name: string, options: { fleet?: { deferred?: boolean }; byTenant?: boolean } = {}): Setup {
   const target: RollupTable = rollupTable(name, {
     groupBy: { category: 'text', channel: 'text' },
     measures: { total: 'numeric(14,2)', n: 'integer', lo: 'numeric(10,2)', hi: 'numeric(10,2)' },
     tenantType: 'bigint',
   })
   const fleet = fleetTable(`${name}_fleet`, { of: target, groupBy: ['category'], deferred: options.fleet?.deferred ?? true })
+  const byTenant = options.byTenant
+    ? fleetTable(`${name}_by_tenant`, { of: target, groupBy: [], perTenant: true, deferred: true })
+    : undefined
   const rollup = new MonthlyRollup({
     source: 'spend',
     target,
@@ -41,9 +46,9 @@ function declare(name: string, options: { fleet?: { deferred?: boolean } } = {})
     groupBy: ['category', 'channel'],
     measures: { total: sql`sum(amount)`, n: sql`count(*)`, lo: sql`min(amount)`, hi: sql`max(amount)` },
     zone: ZONE,
-    fleet,
+    fleet: byTenant ? [fleet, byTenant] : fleet,
   })
-  return { target, fleet, rollup }
+  return { target, fleet, ...(byTenant ? { byTenant } : {}), rollup }
 }
 
 const month = sql`date_trunc('month', paid_at at time zone ${sql.lit(ZONE)})::date`
@@ -58,6 +63,18 @@ async function truth(db: Kysely<any>, keep: string[], skipMonths: ReadonlySet<st
   return canonicalRows(rows.filter((r) => !skipMonths.has(String(r.month))))
 }
 
+/** Per tenant and month (the groups combined), or the top 2 tenants per month by total, from the source. */
+async function truthPerTenant(db: Kysely<any>, top: boolean) {
+  const { rows } = await sql<Record<string, unknown>>`
+    select * from (
+      select to_char(${month}, 'YYYY-MM') as month, tenant_id::text as tenant_id, sum(amount)::text as total, count(*)::int as n,
+        min(amount)::text as lo, max(amount)::text as hi,
+        row_number() over (partition by ${month} order by sum(amount) desc nulls last, tenant_id)::int as rank
+      from spend where ${month} between '2025-01-01' and '2025-12-01' group by ${month}, tenant_id
+    ) x ${top ? sql`where rank <= 2` : sql``}`.execute(db)
+  return canonicalRows(rows.map(({ rank, ...r }) => (top ? { ...r, rank } : r)))
+}
+
 /** readAcross (which reads the level, and the rollup table for pending months) equals the truth. */
 async function expectAcrossTruth(s: Setup, db: Kysely<any> = t.db) {
   for (const keep of [['category'], []]) {
@@ -65,6 +82,15 @@ async function expectAcrossTruth(s: Setup, db: Kysely<any> = t.db) {
     expect(query).toContain(s.fleet.qualified)
     expect(query).toContain(s.fleet.pending!)
     expect(canonicalRows(await s.rollup.readAcross(db, { from: '2025-01', to: '2025-12', groupBy: keep }))).toEqual(await truth(db, keep))
+  }
+  if (!s.byTenant) return
+  // Views with tenant detail read the deferred per-tenant level, and the rollup table for its pending buckets.
+  for (const top of [false, true]) {
+    const o = { from: '2025-01', to: '2025-12', groupBy: [], ...(top ? { top: { by: 'total', n: 2 } } : { perTenant: true }) } as const
+    const query = s.rollup.readAcrossQuery(db, o).compile(db).sql
+    expect(query).toContain(s.byTenant.pending!)
+    const rows = (await s.rollup.readAcross(db, o)).map((r) => ({ ...r, tenant_id: String(r.tenant_id) }))
+    expect(canonicalRows(rows)).toEqual(await truthPerTenant(db, top))
   }
 }
 
@@ -74,6 +100,30 @@ async function expectStoredLevel(s: Setup) {
     select to_char(month, 'YYYY-MM') as month, category, total::text, n, lo::text, hi::text from ${sql.raw(s.fleet.qualified)}
     where month between '2025-01-01' and '2025-12-01' and month <> all(array(select month from ${sql.raw(s.fleet.pending!)}))`.execute(t.db)
   expect(canonicalRows(rows)).toEqual(await truth(t.db, ['category'], new Set(await pendingMonths(s))))
+}
+
+/** The deferred per-tenant level's rows of buckets not pending equal the truth of those buckets. */
+async function expectStoredTenantLevel(s: Setup) {
+  if (!s.byTenant) return
+  const { rows } = await sql<Record<string, unknown>>`
+    select to_char(month, 'YYYY-MM') as month, tenant_id::text as tenant_id, total::text, n, lo::text, hi::text
+    from ${sql.raw(s.byTenant.qualified)} as l where month between '2025-01-01' and '2025-12-01'
+      and not exists (select from ${sql.raw(s.byTenant.pending!)} as p where p.tenant_id = l.tenant_id and p.month = l.month)`.execute(t.db)
+  const { rows: pending } = await sql<{ k: string }>`
+    select distinct tenant_id::text || '|' || to_char(month, 'YYYY-MM') as k from ${sql.raw(s.byTenant.pending!)}`.execute(t.db)
+  const skip = new Set(pending.map((p) => p.k))
+  const truthRows = (await truthPerTenant(t.db, false)).filter((r) => {
+    const row = Object.fromEntries(JSON.parse(r) as Array<[string, unknown]>)
+    return !skip.has(`${String(row.tenant_id)}|${String(row.month)}`)
+  })
+  expect(canonicalRows(rows)).toEqual(truthRows)
+}
+
+async function pendingBuckets(s: Setup): Promise<number> {
+  const { rows } = await sql<{
+    n: number
+  }>`select count(distinct (tenant_id, month))::int as n from ${sql.raw(s.byTenant!.pending!)}`.execute(t.db)
+  return rows[0]!.n
 }
 
 async function pendingMonths(s: Setup): Promise<string[]> {
@@ -100,21 +150,26 @@ beforeAll(async () => {
     from generate_series(1, 600) as g(i)`.execute(t.db)
 })
 
-describe('a fleet level kept by the drain (deferred)', () => {
-  const s = declare('spend_def')
+describe('a fleet level kept by the drain (deferred), with a deferred per-tenant level beside it', () => {
+  const s = declare('spend_def', { byTenant: true })
 
   it('writes mark their months; readAcross equals the truth before and after refreshFleet; refreshFleet empties the marks', async () => {
     await s.target.create(t.db)
     await s.fleet.create(t.db)
+    await s.byTenant!.create(t.db)
     for (let tenant = 1; tenant <= 6; tenant++) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
     expect(await pendingMonths(s)).toHaveLength(12) // every month rebuilt is pending
+    expect(await pendingBuckets(s)).toBe(72) // and every bucket of the per-tenant level (6 tenants × 12 months)
     await expectAcrossTruth(s)
-    expect(await s.rollup.refreshFleet(t.db, { limit: 5 })).toEqual({ months: 5, remaining: 7 }) // oldest first
+    const partial = await s.rollup.refreshFleet(t.db, { limit: 5 }) // oldest months first; buckets in tenant order
+    expect(partial).toEqual({ months: 5, buckets: 5, remaining: 7 + 67 })
     expect(await pendingMonths(s)).toEqual(['2025-06', '2025-07', '2025-08', '2025-09', '2025-10', '2025-11', '2025-12'])
     await expectAcrossTruth(s)
     await expectStoredLevel(s)
-    expect(await s.rollup.refreshFleet(t.db)).toEqual({ months: 7, remaining: 0 })
+    await expectStoredTenantLevel(s)
+    expect(await s.rollup.refreshFleet(t.db, { limit: 10_000 })).toEqual({ months: 7, buckets: 67, remaining: 0 })
     await expectStoredLevel(s)
+    await expectStoredTenantLevel(s)
     // A write the app announces (one month marked), one that moves rows to another tenant, month and group, a bucket emptied.
     await insert(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
     await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-04-01T00:30:00+02:00' })
@@ -128,6 +183,7 @@ describe('a fleet level kept by the drain (deferred)', () => {
     await s.rollup.refreshFleet(t.db)
     await expectAcrossTruth(s)
     await expectStoredLevel(s)
+    await expectStoredTenantLevel(s)
     // Tracked writes: a drain marks what it refreshed; the drain loop brings the level up to date once the log is empty.
     await s.rollup.track(t.db)
     try {
@@ -138,7 +194,8 @@ describe('a fleet level kept by the drain (deferred)', () => {
       expect((await pendingMonths(s)).length).toBeGreaterThan(0) // what the drain refreshed is marked
       const stop = new AbortController()
       const draining = s.rollup.drain(t.db, { intervalMs: 20, signal: stop.signal })
-      while ((await s.rollup.dirtyStats(t.db)).rows > 0 || (await pendingMonths(s)).length > 0) await new Promise((r) => setTimeout(r, 20))
+      while ((await s.rollup.dirtyStats(t.db)).rows > 0 || (await pendingMonths(s)).length > 0 || (await pendingBuckets(s)) > 0)
+        await new Promise((r) => setTimeout(r, 20))
       stop.abort()
       expect((await draining).buckets).toBeGreaterThan(0)
     } finally {
@@ -147,6 +204,7 @@ describe('a fleet level kept by the drain (deferred)', () => {
     expect(await pendingMonths(s)).toEqual([])
     await expectAcrossTruth(s)
     await expectStoredLevel(s)
+    await expectStoredTenantLevel(s)
     // Rebuilt from its record (what `pgscale drain` runs): still deferred.
     const [recorded] = (await MonthlyRollup.tracked(t.db)).filter((r) => r.parts.target.name === 'spend_def')
     expect(recorded?.parts.fleet?.deferred ?? false).toBe(false) // untracked: no record left
@@ -167,6 +225,7 @@ describe('a fleet level kept by the drain (deferred)', () => {
     await expectAcrossTruth(s)
     await s.rollup.refreshFleet(t.db)
     await expectStoredLevel(s)
+    await expectStoredTenantLevel(s)
   })
 
   withServer('two refreshes of one month by different tenants at once: neither waits for the other, none is lost', async () => {
@@ -201,6 +260,7 @@ describe('a fleet level kept by the drain (deferred)', () => {
         await expectAcrossTruth(s)
         await s.rollup.refreshFleet(t.db)
         await expectStoredLevel(s)
+        await expectStoredTenantLevel(s)
       }
     } finally {
       await other.close()
@@ -236,6 +296,7 @@ describe('a fleet level kept by the drain (deferred)', () => {
       await s.rollup.refreshFleet(t.db)
       expect(await pendingMonths(s)).toEqual([])
       await expectStoredLevel(s)
+      await expectStoredTenantLevel(s)
       // refreshFleet in flight (an app transaction holding its locks): a refresh of the month waits, then marks it again.
       await insert(t.db, 5, '2025-09-12T12:00:00Z', 'c', '41.00')
       await s.rollup.refreshAt(t.db, { tenantId: 5, moment: '2025-09-12' })
@@ -261,6 +322,7 @@ describe('a fleet level kept by the drain (deferred)', () => {
       await expectAcrossTruth(s)
       await s.rollup.refreshFleet(t.db)
       await expectStoredLevel(s)
+      await expectStoredTenantLevel(s)
     } finally {
       await other.close()
     }
@@ -282,8 +344,9 @@ describe('a fleet level kept by the drain (deferred)', () => {
     expect(await pendingMonths(s)).toEqual(['2025-10']) // the claim rolled back with it
     await expectAcrossTruth(s)
     await sql.raw(`drop trigger ${name}_fail on ${s.fleet.qualified}`).execute(t.db)
-    expect(await s.rollup.refreshFleet(t.db)).toEqual({ months: 1, remaining: 0 })
+    expect(await s.rollup.refreshFleet(t.db)).toEqual({ months: 1, buckets: 1, remaining: 0 })
     await expectStoredLevel(s)
+    await expectStoredTenantLevel(s)
     // The mark refused: the refresh's tenant rows roll back with it.
     await sql
       .raw(`create trigger ${name}_fail before insert on ${s.fleet.pending!} for each statement execute function ${name}_fail()`)
@@ -298,11 +361,71 @@ describe('a fleet level kept by the drain (deferred)', () => {
   })
 })
 
+describe('a deferred per-tenant level alone (no month lock: its buckets are locked)', () => {
+  const target: RollupTable = rollupTable('spend_def_pt', {
+    groupBy: { category: 'text', channel: 'text' },
+    measures: { total: 'numeric(14,2)', n: 'integer', lo: 'numeric(10,2)', hi: 'numeric(10,2)' },
+    tenantType: 'bigint',
+  })
+  const byTenant = fleetTable('spend_def_pt_by_tenant', { of: target, groupBy: [], perTenant: true, deferred: true })
+  const rollup = new MonthlyRollup({
+    source: 'spend',
+    target,
+    at: 'paid_at',
+    tenant: 'tenant_id',
+    groupBy: ['category', 'channel'],
+    measures: { total: sql`sum(amount)`, n: sql`count(*)`, lo: sql`min(amount)`, hi: sql`max(amount)` },
+    zone: ZONE,
+    fleet: byTenant,
+  })
+  // The shared checks read `fleet` for the views without tenant detail: here they read the rollup table.
+  const s = { target, fleet: byTenant, byTenant, rollup } as unknown as Setup
+
+  withServer('refreshFleet beside an open refresh of the same bucket waits for it, and loses no update', async () => {
+    await target.create(t.db)
+    await byTenant.create(t.db)
+    for (let tenant = 1; tenant <= 6; tenant++) await rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
+    await rollup.refreshFleet(t.db, { limit: 10_000 })
+    await expectStoredTenantLevel(s)
+    const other = await connect(t.url!, { maxConnections: 1 })
+    try {
+      await insert(t.db, 2, '2025-07-10T12:00:00Z', 'b', '50.00')
+      // The bucket already marked (committed): the refresh's own mark is a no-op, and refreshFleet must not take it while the refresh is open.
+      await sql`insert into ${sql.raw(byTenant.pending!)} (tenant_id, month) values (2, '2025-07-01')`.execute(t.db)
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      let wrote!: () => void
+      const written = new Promise<void>((resolve) => (wrote = resolve))
+      const refresh = t.db.transaction().execute(async (trx) => {
+        try {
+          await rollup.refreshAt(trx, { tenantId: 2, moment: '2025-07-10' })
+        } finally {
+          wrote()
+        }
+        await held
+      })
+      await Promise.race([written, refresh])
+      const fleet = rollup.refreshFleet(other)
+      await new Promise((r) => setTimeout(r, 150))
+      release()
+      await Promise.all([refresh, fleet])
+      expect((await rollup.refreshFleet(t.db)).remaining).toBe(0)
+      await expectStoredTenantLevel(s)
+      const per = (await rollup.readAcross(t.db, { from: '2025-01', to: '2025-12', groupBy: [], perTenant: true })).map((r) => ({
+        ...r,
+        tenant_id: String(r.tenant_id),
+      }))
+      expect(canonicalRows(per)).toEqual(await truthPerTenant(t.db, false))
+    } finally {
+      await other.close()
+    }
+  })
+})
+
 describe('deferred level refusals', () => {
   it('bad declarations and options are typed, and nothing is sent', async () => {
     const target = rollupTable('def_decl_monthly', { groupBy: { category: 'text' }, measures: { n: 'integer' } })
     expect(() => fleetTable('def_decl_fleet', { of: target, deferred: 'yes' as unknown as boolean })).toThrow(InvalidArgumentError)
-    expect(() => fleetTable('def_decl_fleet', { of: target, groupBy: [], perTenant: true, deferred: true })).toThrow(/cannot be deferred/)
     // Min/max under row-level security: a level kept by writes is refused, a deferred one is not (fleet-wide recomputation).
     const rls = rollupTable('def_decl_rls', { groupBy: {}, measures: { lo: 'numeric' }, isolation: 'rls' })
     const declared = (deferred: boolean) =>
@@ -344,6 +467,6 @@ describe('deferred level refusals', () => {
       /cannot change kind in place/,
     )
     // A rollup without a deferred level: refreshFleet does nothing.
-    expect(await inline.rollup.refreshFleet(t.db)).toEqual({ months: 0, remaining: 0 })
+    expect(await inline.rollup.refreshFleet(t.db)).toEqual({ months: 0, buckets: 0, remaining: 0 })
   })
 })

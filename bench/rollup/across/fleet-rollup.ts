@@ -41,7 +41,7 @@ export async function fleetSide(run: RollupRun, o: { name: string; perTenant: bo
   })
   const fleet = fleetTable(`${SCHEMA}.expenses_fleet_${o.name}`, { of: target, groupBy: ['category'], deferred: o.deferred === true })
   const byTenant = o.perTenant
-    ? fleetTable(`${SCHEMA}.expenses_by_tenant_${o.name}`, { of: target, groupBy: [], perTenant: true })
+    ? fleetTable(`${SCHEMA}.expenses_by_tenant_${o.name}`, { of: target, groupBy: [], perTenant: true, deferred: o.deferred === true })
     : undefined
   const rollup = new MonthlyRollup({
     source: SOURCE,

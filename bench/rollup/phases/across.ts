@@ -40,7 +40,7 @@ export async function acrossPhase(run: RollupRun, log: (line: string) => void): 
     ...(await maintenanceCost(run, fleetOnly.rollup, { ...cost, label: 'fleet level' })),
     ...(await maintenanceCost(run, side.rollup, { ...cost, label: 'fleet + per-tenant levels' })),
     ...(await maintenanceCost(run, deferredOnly.rollup, { ...cost, label: 'deferred fleet level' })),
-    ...(await maintenanceCost(run, deferredSide.rollup, { ...cost, label: 'deferred fleet + per-tenant levels' })),
+    ...(await maintenanceCost(run, deferredSide.rollup, { ...cost, label: 'deferred fleet + per-tenant levels (both deferred)' })),
   ]
   log(
     'across tenants: the deferred fleet level (+ per-tenant level) — views with nothing pending, with two months pending, refreshFleet of two months',
@@ -59,9 +59,10 @@ export async function acrossPhase(run: RollupRun, log: (line: string) => void): 
 }
 
 /**
- * The deferred level's views with nothing pending (after `refreshFleet`) and with this month and the
- * one before pending (marked as a write marks them), then `refreshFleet` of those two months timed
- * (marked again before each call; at least 5 calls).
+ * The deferred levels' views with nothing pending (after `refreshFleet`) and with this month and the
+ * one before pending (marked as writes mark them; a deferred per-tenant level: every tenant's buckets
+ * of those months), then `refreshFleet` of those two months timed (marked again before each call;
+ * at least 5 calls).
  */
 async function deferredViews(
   run: RollupRun,
@@ -74,7 +75,16 @@ async function deferredViews(
   const [y, m] = thisMonth.split('-').map(Number) as [number, number]
   const before = m === 1 ? `${y - 1}-12-01` : `${y}-${String(m - 1).padStart(2, '0')}-01`
   const pendingMonths = [before, thisMonth]
-  const mark = () => sql`insert into ${sql.raw(level.pending!)} (month) select unnest(${pendingMonths}::date[])`.execute(run.db)
+  const tenantLevel = (rollup.parts.levels ?? []).find((l) => l.perTenant && l.deferred)
+  // Pending: the two months, and (a deferred per-tenant level) every tenant's buckets of them — as if every tenant wrote in both.
+  const mark = async () => {
+    await sql`insert into ${sql.raw(level.pending!)} (month) select unnest(${pendingMonths}::date[])`.execute(run.db)
+    if (tenantLevel)
+      await sql`insert into ${sql.raw(tenantLevel.pending!)} (tenant_id, month)
+        select distinct tenant_id, month from ${sql.raw(rollup.parts.target.qualified)} where month = any(${pendingMonths}::date[])`.execute(
+        run.db,
+      )
+  }
   await rollup.refreshFleet(run.db)
   const queries = await measureViews(run, rollup, acrossQueries(SOURCE, run.o.zone, months), log)
   await mark()
@@ -155,7 +165,7 @@ function methodOf(run: RollupRun): string {
     `month (big and typical tenant) by each rollup alternately, ${run.o.reps} each after a warm-up, each pair after one new source row in ` +
     `the bucket (not timed; its category turning through the seed's); drain: 5 rounds, each inserting one source row in every bucket ` +
     `drained and marking the same keys in both logs (INSERT into the log), then timing refreshDirty of each, order alternating; ratio = median of per-round levels ÷ plain; ` +
-    `done four times: the rollup with the fleet level alone, then with both levels, then with a deferred fleet level alone and with a per-tenant level beside it (writes mark months pending; refreshFleet recomputes them), each against the rollup without levels. The views of the deferred level with the per-tenant level beside it: after refreshFleet (nothing pending), then with this month and the one before marked pending (read from the rollup table beside the level), interleaved as above; then refreshFleet of those two months timed (marked again before each call). Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
+    `done four times: the rollup with the fleet level alone, then with both levels, then with a deferred fleet level alone and with a deferred per-tenant level beside it (writes mark months and tenant buckets pending; refreshFleet recomputes them), each against the rollup without levels. The views of the deferred levels (fleet and per-tenant): after refreshFleet (nothing pending), then with this month and the one before marked pending (read from the rollup table beside the level), interleaved as above; then refreshFleet of those two months timed (marked again before each call). Distinct counts: an hll(14,5) rollup (approxCountDistinct(amount, { log2m: 14 })) of amount per ` +
     `tenant and month, united across tenants per month, against count(distinct amount) of the same rows`
   )
 }

@@ -55,7 +55,11 @@ export interface FleetMaintenance {
    * Recomputes the pending months of the rollup's deferred levels (`fleetTable(…, { deferred: true })`),
    * as fleet-wide work: what `rollup.refreshFleet` and the drain loop run; `{ months: 0 }` without one.
    */
-  refreshDeferred(ctx: RollupContext, db: Kysely<any>, options?: { limit?: number }): Promise<{ months: number; remaining: number }>
+  refreshDeferred(
+    ctx: RollupContext,
+    db: Kysely<any>,
+    options?: { limit?: number },
+  ): Promise<{ months: number; buckets: number; remaining: number }>
   /** Whether the rollup declares a deferred level. */
   deferred: boolean
   /** The level's table (or, for a deferred level, the statement's source) that answers a `readAcross` view, else undefined. */

@@ -86,7 +86,7 @@ export interface FleetTable {
    * for those months, and `refreshFleet` (or the drain loop) recomputes them.
    */
   readonly deferred: boolean
-  /** The deferred level's table of pending months (quoted, beside the level); undefined when not deferred. */
+  /** The deferred level's table of pending months (per-tenant: buckets) (quoted, beside the level); undefined when not deferred. */
   readonly pending: string | undefined
   /** The hidden count column of each measure that keeps it (`{ total: 'pgscale_nn_total' }`): exact sums kept by deltas. */
   readonly nonNullColumns: Readonly<Record<string, string>>

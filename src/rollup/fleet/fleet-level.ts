@@ -16,7 +16,15 @@ import {
   recomputeTenantLevelBuckets,
   type StatementLevel,
 } from './fleet-sql.js'
-import { bindFleetPlan, deferredFleetMarker, fleetMarker, fleetMigrationStatements, levelMarker, tenantLevelMarker } from './fleet-table.js'
+import {
+  bindFleetPlan,
+  deferredFleetMarker,
+  deferredTenantLevelMarker,
+  fleetMarker,
+  fleetMigrationStatements,
+  levelMarker,
+  tenantLevelMarker,
+} from './fleet-table.js'
 import { deferredSource, markPendingMonths, refreshFleet, type DeferredLevel } from './deferred-level.js'
 import { tableGrants } from '../schema/index.js'
 
@@ -58,12 +66,15 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
   const fleetWide = levels.filter((l) => !l.fleet.perTenant)
   // One lock class for every level without the tenant: the first one's (every writer of this rollup takes it).
   const lockClass = fleetWide.length ? int32Hash(`pgscale.rollup.fleet:${fleetWide[0]!.fleet.qualified}`) : undefined
-  // Levels the tenant statement writes itself (deltas, per-tenant levels); recomputed ones after it;
-  // deferred ones only marked after it (recomputed by refreshFleet).
-  const inStatement = levels.filter((l) => l.plan.mode === 'delta' || l.plan.mode === 'tenant')
+  // Levels the tenant statement writes itself (deltas, per-tenant levels, a deferred per-tenant
+  // level's marks); recomputed ones after it; deferred ones without the tenant only marked after it.
+  const inStatement = levels.filter(
+    (l) => l.plan.mode === 'delta' || l.plan.mode === 'tenant' || (l.plan.mode === 'deferred' && l.fleet.perTenant),
+  )
   const perTenant = levels.filter((l) => l.fleet.perTenant)
   const deltaKept = fleetWide.filter((l) => l.plan.mode === 'delta')
-  const deferred = fleetWide.filter((l): l is DeferredLevel => l.plan.mode === 'deferred' && l.fleet.pending !== undefined)
+  const allDeferred = levels.filter((l): l is DeferredLevel => l.plan.mode === 'deferred' && l.fleet.pending !== undefined)
+  const deferred = allDeferred.filter((l) => !l.fleet.perTenant)
   const keptByWrites = fleetWide.filter((l) => l.plan.mode !== 'deferred')
   // Writers of a rollup whose only levels without the tenant are deferred take shared month locks
   // (they do not take turns; refreshFleet's exclusive lock waits for them); else exclusive ones.
@@ -104,7 +115,7 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
               ...keptByWrites.map(({ fleet, plan }) => compileSql(recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)))),
               ...perTenant.map(({ fleet, plan }) =>
                 compileSql(
-                  recomputeTenantLevelBuckets(
+                  (plan.mode === 'deferred' ? markBuckets : recomputeTenantLevelBuckets)(
                     parts,
                     fleet,
                     plan,
@@ -119,8 +130,8 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
           },
         }
       : {}),
-    refreshDeferred: (ctx, db, options) => refreshFleet(ctx, deferred, lockClass ?? 0, db, options),
-    deferred: deferred.length > 0,
+    refreshDeferred: (ctx, db, options) => refreshFleet(ctx, allDeferred, lockClass ?? 0, db, options),
+    deferred: allDeferred.length > 0,
     across: (view) => acrossLevel(parts, levels, view),
     ready,
     migrationSql: (runtimeRole) => ({
@@ -148,7 +159,19 @@ function acrossLevel(
   // A deferred level: its rows of the months not pending, the rollup table's of the pending ones.
   if (fleetWide) return fleetWide.fleet.deferred ? deferredSource(parts, fleetWide.fleet) : fleetWide.fleet.qualified
   const perTenant = levels.filter((l) => l.fleet.perTenant && keeps(l)).sort((a, b) => a.fleet.groupBy.length - b.fleet.groupBy.length)
-  return perTenant[0]?.fleet.qualified
+  const level = perTenant[0]?.fleet
+  return level?.deferred ? deferredSource(parts, level) : level?.qualified
+}
+
+/**
+ * A large drain's marks on a deferred per-tenant level's claimed buckets (its tenants' statements
+ * left the level out): `tenants[i]` × `months[i]`, those not already pending.
+ */
+function markBuckets(p: RollupParts, f: FleetTable, _plan: unknown, tenants: string, months: string) {
+  const pending = sql.raw(f.pending!)
+  return sql`insert into ${pending} (tenant_id, month)
+    select k.t, k.m from unnest(${tenants}::${sql.raw(p.target.tenantType)}[], ${months}::date[]) as k(t, m)
+    where not exists (select from ${pending} as p where p.tenant_id = k.t and p.month = k.m)`
 }
 
 /** The schema of a quoted `"schema"."name"` (undefined for a bare `"name"`). */
@@ -195,7 +218,7 @@ async function checkLevelTable(db: Kysely<any>, fleet: FleetTable): Promise<void
   if (rows[0].marker !== levelMarker(fleet))
     throw new SchemaMismatchError(
       `MonthlyRollup: ${fleet.qualified} exists but is not the ${fleet.perTenant ? 'per-tenant' : fleet.deferred ? 'deferred fleet' : 'fleet'} level of ${fleet.of.qualified}` +
-        (rows[0].marker === deferredFleetMarker(fleet.of) || fleet.deferred
+        (rows[0].marker === deferredFleetMarker(fleet.of) || rows[0].marker === deferredTenantLevelMarker(fleet.of) || fleet.deferred
           ? ': a level is created deferred or kept by its writes, and cannot change kind in place (drop it and create it again)'
           : ''),
     )
@@ -212,14 +235,21 @@ async function checkLevelTable(db: Kysely<any>, fleet: FleetTable): Promise<void
 
 /** A level of the rollup table on the server that the rollup does not declare: its writes would leave that level behind. */
 async function refuseUndeclared(db: Kysely<any>, parts: RollupParts, declared: readonly FleetTable[]): Promise<void> {
-  const markers = [fleetMarker(parts.target), tenantLevelMarker(parts.target), deferredFleetMarker(parts.target)]
+  const markers = [
+    fleetMarker(parts.target),
+    tenantLevelMarker(parts.target),
+    deferredFleetMarker(parts.target),
+    deferredTenantLevelMarker(parts.target),
+  ]
   const { rows } = await sql<{ name: string; marker: string }>`
     select c.oid::regclass::text as name, d.description as marker from pg_description d join pg_class c on c.oid = d.objoid
     where d.classoid = 'pg_class'::regclass and d.objsubid = 0 and d.description = any(${markers}::text[])
       and c.oid <> all(array(select to_regclass(q) from unnest(${declared.map((l) => l.qualified)}::text[]) as q where to_regclass(q) is not null))
     limit 1`.execute(db)
   if (rows[0]) {
-    const perTenant = rows[0].marker === markers[1] ? ', perTenant: true' : rows[0].marker === markers[2] ? ', deferred: true' : ''
+    const perTenant = ['', ', perTenant: true', ', deferred: true', ', perTenant: true, deferred: true'][
+      Math.max(0, markers.indexOf(rows[0].marker))
+    ]!
     throw new SchemaMismatchError(
       `MonthlyRollup: ${parts.target.qualified} has a level (${rows[0].name}) that this rollup does not declare: its refreshes would ` +
         `leave that level behind. Declare it (fleet: fleetTable('${rows[0].name}', { of: target, groupBy${perTenant} })) or drop it`,

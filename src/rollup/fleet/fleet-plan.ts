@@ -51,8 +51,8 @@ export function fleetPlan(parts: RollupParts, fleet: FleetTable): FleetPlan {
     const nonNull = fleet.nonNullColumns[m.name]
     return { name: m.name, type: m.type, combiner, ...(nonNull ? { nonNull } : {}) }
   })
-  if (fleet.perTenant) return { mode: 'tenant', measures }
   if (fleet.deferred) return { mode: 'deferred', measures }
+  if (fleet.perTenant) return { mode: 'tenant', measures }
   const delta = measures.every((m) => m.combiner === 'sum' && isExactNumberType(m.type) && m.nonNull)
   if (!delta && parts.target.isolation === 'rls')
     throw new InvalidArgumentError(

@@ -70,6 +70,26 @@ function deltaUpsert(f: FleetTable, plan: FleetPlan): RawBuilder<unknown> {
     on conflict on constraint ${id(fleetKeyConstraint(f))} do update set ${sets}`
 }
 
+/**
+ * A deferred per-tenant level's marks: each of the tenant's buckets of `list` (a date array) not
+ * already pending inserted into the level's pending table — in the tenant statement, under the
+ * buckets' locks, so no other writer of those buckets is open (see deferred-level.ts).
+ *
+ * ### Examples
+ * ```ts
+ * markPendingBuckets(level, sql`'7'::bigint`, sql`array['2025-03-01'::date]`)
+ * ```
+ */
+export function markPendingBuckets(
+  f: Pick<FleetTable, 'pending'>,
+  tenant: RawBuilder<unknown>,
+  list: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  const pending = sql.raw(f.pending!)
+  return sql`insert into ${pending} (tenant_id, month)
+    select ${tenant}, m from unnest(${list}) as u(m) where not exists (select from ${pending} as p where p.tenant_id = ${tenant} and p.month = u.m)`
+}
+
 /** The name of the fleet table's unique key (month and groups). */
 export function fleetKeyConstraint(f: Pick<FleetTable, 'qualified'>): string {
   const table = f.qualified.split('"."').pop()!.replace(/"/g, '')
@@ -86,11 +106,18 @@ export interface StatementLevel {
  * The CTEs that write `levels` from the tenant statement's `removed` and `written` rows: a delta
  * level's upsert; a per-tenant level's rows of the tenant and months (`months`: the condition on
  * `month`) deleted, then its rows combined from `written` inserted — the statement rewrote every
- * bucket of those months, so `written` is all of them (an emptied month leaves no row).
+ * bucket of those months, so `written` is all of them (an emptied month leaves no row); a deferred
+ * per-tenant level's marks on the tenant's buckets of `list` (the months as a date array).
  */
-function levelCtes(levels: readonly StatementLevel[], tenant: RawBuilder<unknown>, months: RawBuilder<unknown>): RawBuilder<unknown> {
+function levelCtes(
+  levels: readonly StatementLevel[],
+  tenant: RawBuilder<unknown>,
+  months: RawBuilder<unknown>,
+  list: RawBuilder<unknown>,
+): RawBuilder<unknown> {
   return sql.join(
     levels.flatMap(({ fleet: f, plan }, i) => {
+      if (plan.mode === 'deferred') return [sql`${sql.raw(`pgscale_level_${i}`)} as (${markPendingBuckets(f, tenant, list)} returning 1)`]
       if (!f.perTenant) return [sql`${sql.raw(`pgscale_level_${i}`)} as (${deltaUpsert(f, plan)} returning 1)`]
       const gone = sql.raw(`pgscale_gone_${i}`)
       return [
@@ -136,7 +163,7 @@ export function levelsRefreshStatement(
       select ${tenant}, ${month}::date, fresh.* from fresh
       where (select count(*) from removed) >= 0
       returning ${returned(p)}
-    ), ${levelCtes(levels, tenant, sql`month = ${month}::date`)}
+    ), ${levelCtes(levels, tenant, sql`month = ${month}::date`, sql`array[${month}::date]`)}
     ${levelsDone(levels)}`
 }
 
@@ -172,7 +199,7 @@ export function levelsRebuildStatement(
       select ${tenant}, fresh.* from fresh
       where (select count(*) from removed) >= 0
       returning ${returned(p)}
-    ), ${levelCtes(levels, tenant, sql`month = any(${months}::date[])`)}
+    ), ${levelCtes(levels, tenant, sql`month = any(${months}::date[])`, sql`${months}::date[]`)}
     ${levelsDone(levels)}`
 }
 

@@ -31,9 +31,10 @@ export interface FleetTableConfig {
    * shared lock, so writes of the same month by many tenants no longer take turns and pay ~one
    * small insert instead of the level's upsert; `readAcross` reads the level for every month not
    * pending and the rollup table for the pending ones (one statement: exact); `rollup.refreshFleet`
-   * — and the `drain` loop whenever the log is empty — recomputes the pending months. Not with
-   * `perTenant`. Any measure the level combines (the recomputation runs as fleet-wide work, also
-   * under row-level security).
+   * — and the `drain` loop whenever the log is empty — recomputes the pending months. Any measure
+   * the level combines (the recomputation runs as fleet-wide work, also under row-level security).
+   * With `perTenant`, the marks are the tenant's buckets (tenant × month, under the bucket locks the
+   * write holds) and `refreshFleet` recomputes those.
    */
   deferred?: boolean
 }
@@ -53,9 +54,15 @@ export function deferredFleetMarker(of: Pick<RollupTable, 'qualified'>): string 
   return `pgscale.fleet.deferred:${of.qualified}`
 }
 
+/** The comment that marks a table as a deferred per-tenant level of a rollup table (`perTenant` and `deferred`). */
+export function deferredTenantLevelMarker(of: Pick<RollupTable, 'qualified'>): string {
+  return `pgscale.fleet.tenant.deferred:${of.qualified}`
+}
+
 /** The marker of `level`'s kind. */
 export function levelMarker(level: Pick<FleetTable, 'of' | 'perTenant' | 'deferred'>): string {
-  return level.perTenant ? tenantLevelMarker(level.of) : level.deferred ? deferredFleetMarker(level.of) : fleetMarker(level.of)
+  if (level.perTenant) return level.deferred ? deferredTenantLevelMarker(level.of) : tenantLevelMarker(level.of)
+  return level.deferred ? deferredFleetMarker(level.of) : fleetMarker(level.of)
 }
 
 /** The plans of declared fleet levels (set when a `MonthlyRollup` declares the level): what `create` fills by. */
@@ -105,8 +112,6 @@ export function fleetTable(name: string, config: FleetTableConfig): FleetTable {
   if (config.deferred !== undefined && typeof config.deferred !== 'boolean')
     throw new InvalidArgumentError('fleetTable: deferred must be a boolean')
   const deferred = config.deferred === true
-  if (deferred && perTenant)
-    throw new InvalidArgumentError('fleetTable: a per-tenant level is written by its tenant’s own statement: it cannot be deferred')
   const wanted = (config.groupBy ?? (perTenant ? [] : all)).map((g) => assertIdentifier(g, 'fleet groupBy column'))
   const unknown = wanted.find((g) => !all.includes(g))
   if (unknown) throw new InvalidArgumentError(`fleetTable: ${unknown} is not a group column of ${of.name} [${all}]`)
@@ -192,6 +197,17 @@ function fleetDdl(f: FleetTable): string[] {
  */
 function pendingDdl(f: FleetTable): string[] {
   if (!f.pending) return []
+  if (f.perTenant) {
+    // A per-tenant level's pending buckets (tenant × month), with the rollup table's tenant policy.
+    const table = f.pending.split('"."').pop()!.replace(/"/g, '')
+    return [
+      `create table if not exists ${f.pending} (\n  tenant_id ${f.of.tenantType} not null,\n  month date not null\n)`,
+      `create index if not exists "${fitIdentifier(table, 'bucket')}" on ${f.pending} (tenant_id, month)`,
+      ...(f.of.isolation === 'rls'
+        ? rowSecurityDdl(f.pending, { textTenant: /^(text|varchar|character varying)/i.test(f.of.tenantType) })
+        : []),
+    ]
+  }
   // No unique key: a writer must not wait for another's commit to mark a month (deferred-level.ts).
   return [
     `create table if not exists ${f.pending} (\n  month date not null\n)`,
