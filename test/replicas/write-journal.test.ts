@@ -342,7 +342,7 @@ describe('the write journal: every write path is noted for read-your-writes', ()
     await rollup.refreshAt(db, { tenantId: 60, moment: '2025-10-10T10:00:00Z' })
     await caughtUp() // the standby has the refresh (and its mark)
     await paused(async () => {
-      expect(await rollup.refreshFleet(db)).toEqual({ months: 1, remaining: 0 })
+      expect(await rollup.refreshFleet(db)).toEqual({ months: 1, buckets: 0, remaining: 0 })
       const before = replicas.stats().primaryReads
       const rows = await rollup.readAcross(replicas, { from: '2025-10', to: '2025-10', groupBy: [] })
       expect(rows.map((r) => [r.month, String(r.total)])).toEqual([['2025-10', '6']])

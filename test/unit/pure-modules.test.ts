@@ -5,7 +5,7 @@ import { renderSessionSettings, renderSetLocal, settingsMessage } from '../../sr
 import { arrayText, dollarQuote, inlineParameters } from '../../src/bench-kit.js'
 import { toVectorLiteral } from '../../src/bench-kit.js'
 import { conditionColumns, planShape } from '../../src/bench-kit.js'
-import { combinerOf } from '../../src/bench-kit.js'
+import { combinerOf, tenantInput } from '../../src/bench-kit.js'
 import { countRecall } from '../../src/bench-kit.js'
 import { chunkSampleTarget, requiredOnSample, stillTuned } from '../../src/bench-kit.js'
 import { filteredBudget, filterFromStored, filterToStored, fitExactCost, modelExactBelow, walkEfSearch } from '../../src/bench-kit.js'
@@ -396,5 +396,12 @@ describe('the filtered budget (issue #35)', () => {
     expect(filterFromStored(JSON.stringify(stored))).toEqual(filter)
     expect(() => filterFromStored({ filter: 1 })).toThrow(InvalidArgumentError)
     expect(() => filterFromStored({ filter: { a: 1 }, dates: [['a']] })).toThrow(InvalidArgumentError)
+  })
+})
+
+describe('tenant ids of a rollup', () => {
+  it('a uuid comes back canonical (lower case): the bucket locks hash its text as the server prints it', () => {
+    expect(tenantInput('0F8FAD5B-D9CB-469F-A165-70867728950E', 'uuid')).toBe('0f8fad5b-d9cb-469f-a165-70867728950e')
+    expect(() => tenantInput('0F8FAD5B-D9CB-469F-A165', 'uuid')).toThrow(InvalidArgumentError)
   })
 })

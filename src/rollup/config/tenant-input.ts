@@ -13,7 +13,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /**
  * Checks a tenant id against the rollup table's declared tenant type, before anything is sent:
  * `smallint`/`integer`/`bigint` take a safe integer or a decimal integer string in the type's range;
- * `uuid` a canonical UUID string; `text`/`varchar(n)`/`char(n)` a non-empty string (or a safe integer)
+ * `uuid` a UUID string (returned in lower case, its canonical form); `text`/`varchar(n)`/`char(n)` a non-empty string (or a safe integer)
  * of at most 256 characters (and `n`), without NUL. Anything else is an `InvalidArgumentError`
  * naming the value — never a server error after other statements ran, never a silent truncation
  * (`'abcdef'::varchar(3)` is `'abc'`).
@@ -29,7 +29,9 @@ export function tenantInput(value: unknown, tenantType = 'text', what = 'tenantI
   const range = INTEGER_RANGES[type]
   if (range) return integerTenant(value, type, range, what)
   if (type === 'uuid') {
-    if (typeof value === 'string' && UUID.test(value)) return value
+    // Canonical (lower case), as PostgreSQL prints a uuid: the bucket locks hash the tenant's text,
+    // and a drain or refreshFleet reads tenants back from the server in that form.
+    if (typeof value === 'string' && UUID.test(value)) return value.toLowerCase()
     throw new InvalidArgumentError(
       `${what} ${shown(value)} is not a uuid (the rollup's tenant type): use 'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx'`,
     )

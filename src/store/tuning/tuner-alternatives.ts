@@ -113,6 +113,12 @@ export async function chooseIndexSetting(ctx: AlternativesContext): Promise<Inde
   const notWorthIt = ctx.cheapMs > 0 && gainable <= ctx.cheapMs / 2
   if (best && (best.p50Ms <= ctx.cheapMs || firstStep || notWorthIt))
     return { chosen: best, rebuiltWith: undefined, tried, alternatives: [] }
+  // None met the target and the walk's cheapest step already costs the exact scan (a small tenant,
+  // where the planner scans anyway): no larger graph or binary index can be cheaper — the exact path,
+  // without building either (each would only add builds and searches to the tuning).
+  const floor = tried[0]?.p50Ms
+  if (!best && floor !== undefined && ctx.cheapMs > 0 && floor >= ctx.boundMs)
+    return { chosen: undefined, rebuiltWith: undefined, tried, alternatives: [] }
   const rebuilt: Array<{ graph: Graph; buildSeconds: number; found: IndexChoice | undefined }> = []
   for (const graph of ctx.rebuilds) {
     const buildSeconds = await ctx.rebuild(graph)

@@ -117,6 +117,9 @@ describe('optimize({ targetRecall })', () => {
     })
     const stubborn = result.tuning.tenants.find((r) => r.tenantId === 'stubborn')!
     expect(stubborn).toMatchObject({ path: 'exact', efSearch: null, recall: 1 })
+    // Its cheapest walk already costs more than the bound: no rebuild, no binary trial built and measured.
+    expect(stubborn.tried[0]!.p50Ms).toBeGreaterThanOrEqual(0.0001)
+    expect(stubborn.alternatives).toEqual([])
     expect(result.notes.join(' ')).toMatch(
       /stubborn \(2500 chunks\): no index setting reached a 95% lower bound of 1\.000 on its \d+ .+ \(over queries.*\) within 0\.00010 ms p50 \(best: .*\); its searches take the exact path/,
     )
