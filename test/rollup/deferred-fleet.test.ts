@@ -6,6 +6,7 @@ import { itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 import { canonicalRows } from './canonical-rows.js'
 import { countingHandle } from './counting-handle.js'
+import { heldOpen } from './held-transaction.js'
 
 /**
  * A fleet level kept by the drain (`fleetTable(…, { deferred: true })`): writes only mark their
@@ -236,27 +237,16 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
         await insert(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
         // The first refresh holds its transaction (and its shared month lock) open; the second, on
         // another connection, finishes meanwhile: writers of a deferred level do not take turns.
-        let release!: () => void
-        const held = new Promise<void>((resolve) => (release = resolve))
-        let wrote!: () => void
-        const written = new Promise<void>((resolve) => (wrote = resolve))
-        const first = t.db.transaction().execute(async (trx) => {
-          try {
-            await s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' })
-          } finally {
-            wrote()
-          }
-          await held
-        })
-        await Promise.race([written, first])
+        const first = heldOpen(t.db, (trx) => s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' }))
+        await first.started
         // The open refresh holds its month's fleet lock shared (and no exclusive advisory lock).
         const { rows: locks } = await sql<{ mode: string }>`select mode from pg_locks
           where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`.execute(other)
         // (One shared: the month's fleet lock; one exclusive: the tenant's bucket lock.)
         expect(locks.map((l) => l.mode).sort()).toEqual(['ExclusiveLock', 'ShareLock'])
         await s.rollup.refreshAt(other, { tenantId: 3, moment: '2025-08-11' }) // would hang here under an exclusive lock
-        release()
-        await first
+        first.release()
+        await first.done
         await expectAcrossTruth(s)
         await s.rollup.refreshFleet(t.db)
         await expectStoredLevel(s)
@@ -276,23 +266,12 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
       // An earlier mark of the month, committed: the refresh's own mark is then a no-op, and the
       // fleet refresh must not take the month while the refresh is open.
       await sql`insert into ${sql.raw(s.fleet.pending!)} (month) values ('2025-09-01')`.execute(t.db)
-      let release!: () => void
-      const held = new Promise<void>((resolve) => (release = resolve))
-      let wrote!: () => void
-      const written = new Promise<void>((resolve) => (wrote = resolve))
-      const refresh = t.db.transaction().execute(async (trx) => {
-        try {
-          await s.rollup.refreshAt(trx, { tenantId: 2, moment: '2025-09-10' })
-        } finally {
-          wrote()
-        }
-        await held
-      })
-      await Promise.race([written, refresh])
+      const refresh = heldOpen(t.db, (trx) => s.rollup.refreshAt(trx, { tenantId: 2, moment: '2025-09-10' }))
+      await refresh.started
       const fleet = s.rollup.refreshFleet(other)
       await new Promise((r) => setTimeout(r, 150))
-      release()
-      await Promise.all([refresh, fleet])
+      refresh.release()
+      await Promise.all([refresh.done, fleet])
       await s.rollup.refreshFleet(t.db)
       expect(await pendingMonths(s)).toEqual([])
       await expectStoredLevel(s)
@@ -300,24 +279,13 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
       // refreshFleet in flight (an app transaction holding its locks): a refresh of the month waits, then marks it again.
       await insert(t.db, 5, '2025-09-12T12:00:00Z', 'c', '41.00')
       await s.rollup.refreshAt(t.db, { tenantId: 5, moment: '2025-09-12' })
-      let releaseFleet!: () => void
-      const heldFleet = new Promise<void>((resolve) => (releaseFleet = resolve))
-      let claimed!: () => void
-      const didClaim = new Promise<void>((resolve) => (claimed = resolve))
-      const inFlight = t.db.transaction().execute(async (trx) => {
-        try {
-          expect((await s.rollup.refreshFleet(trx)).months).toBe(1)
-        } finally {
-          claimed()
-        }
-        await heldFleet
-      })
-      await Promise.race([didClaim, inFlight])
+      const inFlight = heldOpen(t.db, async (trx) => expect((await s.rollup.refreshFleet(trx)).months).toBe(1))
+      await inFlight.started
       await insert(other, 5, '2025-09-13T12:00:00Z', 'c', '42.00')
       const late = s.rollup.refreshAt(other, { tenantId: 5, moment: '2025-09-13' })
       await new Promise((r) => setTimeout(r, 150))
-      releaseFleet()
-      await Promise.all([inFlight, late])
+      inFlight.release()
+      await Promise.all([inFlight.done, late])
       expect(await pendingMonths(s)).toEqual(['2025-09'])
       await expectAcrossTruth(s)
       await s.rollup.refreshFleet(t.db)
@@ -392,23 +360,12 @@ describe('a deferred per-tenant level alone (no month lock: its buckets are lock
       await insert(t.db, 2, '2025-07-10T12:00:00Z', 'b', '50.00')
       // The bucket already marked (committed): the refresh's own mark is a no-op, and refreshFleet must not take it while the refresh is open.
       await sql`insert into ${sql.raw(byTenant.pending!)} (tenant_id, month) values (2, '2025-07-01')`.execute(t.db)
-      let release!: () => void
-      const held = new Promise<void>((resolve) => (release = resolve))
-      let wrote!: () => void
-      const written = new Promise<void>((resolve) => (wrote = resolve))
-      const refresh = t.db.transaction().execute(async (trx) => {
-        try {
-          await rollup.refreshAt(trx, { tenantId: 2, moment: '2025-07-10' })
-        } finally {
-          wrote()
-        }
-        await held
-      })
-      await Promise.race([written, refresh])
+      const refresh = heldOpen(t.db, (trx) => rollup.refreshAt(trx, { tenantId: 2, moment: '2025-07-10' }))
+      await refresh.started
       const fleet = rollup.refreshFleet(other)
       await new Promise((r) => setTimeout(r, 150))
-      release()
-      await Promise.all([refresh, fleet])
+      refresh.release()
+      await Promise.all([refresh.done, fleet])
       expect((await rollup.refreshFleet(t.db)).remaining).toBe(0)
       await expectStoredTenantLevel(s)
       const per = (await rollup.readAcross(t.db, { from: '2025-01', to: '2025-12', groupBy: [], perTenant: true })).map((r) => ({

@@ -6,6 +6,7 @@ import { itUnless, itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
 import { canonicalRows } from './canonical-rows.js'
 import { bulkDrain } from '../../src/bench-kit.js'
+import { heldOpen } from './held-transaction.js'
 
 /**
  * Fleet rollups (`fleetTable`): the level without the tenant, kept by the rollup's own refreshes,
@@ -246,23 +247,12 @@ describe.each([
         await insert(t.db, 1, '2025-08-10T12:00:00Z', 'a', `${round + 1}.00`)
         await insert(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
         // The first refresh holds its transaction open after writing; the second starts meanwhile.
-        let release!: () => void
-        const held = new Promise<void>((resolve) => (release = resolve))
-        let wrote!: () => void
-        const written = new Promise<void>((resolve) => (wrote = resolve))
-        const first = t.db.transaction().execute(async (trx) => {
-          try {
-            await s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' })
-          } finally {
-            wrote()
-          }
-          await held
-        })
-        await Promise.race([written, first])
+        const first = heldOpen(t.db, (trx) => s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' }))
+        await first.started
         const second = s.rollup.refreshAt(other, { tenantId: 3, moment: '2025-08-11' })
         await new Promise((r) => setTimeout(r, 150))
-        release()
-        await Promise.all([first, second])
+        first.release()
+        await Promise.all([first.done, second])
         await expectFleetTruth(s, minMax)
       }
     } finally {
