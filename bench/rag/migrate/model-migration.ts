@@ -19,6 +19,8 @@ export interface ModelMigrationOptions {
   batch: number
   /** Seconds of searches before and after the migration. */
   phaseSeconds: number
+  /** The backfill's rate limit (`migrateTenant`'s `maxChunksPerSecond`), when given. */
+  maxChunksPerSecond?: number
 }
 
 /** Latency of one phase's searches, and what was checked. */
@@ -313,7 +315,8 @@ async function migrateAll(b: Bench, tenants: string[]): Promise<{ chunks: number
   let chunks = 0
   for (const [k, tenantId] of tenants.entries()) {
     const m0 = performance.now()
-    chunks += (await b.store.migrateTenant(tenantId, { to: 'next', embed: b.embed, batchSize: b.o.batch })).embedded
+    const limit = b.o.maxChunksPerSecond ? { maxChunksPerSecond: b.o.maxChunksPerSecond } : {}
+    chunks += (await b.store.migrateTenant(tenantId, { to: 'next', embed: b.embed, batchSize: b.o.batch, ...limit })).embedded
     backfillMs += performance.now() - m0
     const t0 = performance.now()
     await b.store.switchTenant(tenantId, 'next', { embed: b.embed })
@@ -348,7 +351,8 @@ function methodOf(o: ModelMigrationOptions, perTenant: number): string {
     `${o.tenants} tenants × ${perTenant} chunks (${o.dim} dims, seeded clusters, fullText off, no query sample), a space of ${o.toDim} dims added; ` +
     `${o.searchers} search clients (activeTenant then search k 10, a query of the space's model; 1 in 10 with the hits' vectors checked) ` +
     `for ${o.phaseSeconds} s before, through the whole migration, ${o.phaseSeconds} s after; one writer (replaceDocument every 5 ms, ` +
-    `written again in the new space when refused at a switch); every tenant migrated one after another (migrateTenant, batches of ${o.batch}, ` +
+    `written again in the new space when refused at a switch); every tenant migrated one after another (migrateTenant, batches of ${o.batch}` +
+    `${o.maxChunksPerSecond ? `, at most ${o.maxChunksPerSecond} chunks/s` : ''}, ` +
     `then switchTenant with embed, timed alone; the backfill's seconds are migrateTenant's alone); the embed is a hash of the text (free), its time counted apart`
   )
 }
