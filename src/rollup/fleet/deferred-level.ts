@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
 import { InvalidArgumentError } from '../../errors.js'
 import { advisoryXactLock, int32Hash } from '../../sql/advisory-lock.js'
 import { arrayLiteral } from '../../sql/literal.js'
@@ -31,26 +31,6 @@ export interface RefreshFleetOptions {
    * as many tenant buckets of a deferred per-tenant level.
    */
   limit?: number
-}
-
-/**
- * A write's mark on a deferred level: each of its months (a `{…}` date array as text) not already
- * pending inserted into the level's pending table. Runs in the write's transaction, under the
- * months' shared fleet locks, after its tenant statements. The table has no unique key on purpose:
- * a key would make the second writer of a month wait for the first one's commit; without it, two
- * writers that find no mark at once both insert one (a duplicate `refreshFleet` clears with the
- * rest), and once a month is marked its writers insert nothing. The locks, not the key, make it
- * safe: `refreshFleet` claims a month only under its exclusive lock, when no writer of it is open.
- *
- * ### Examples
- * ```ts
- * markPendingMonths(level, '{2025-03-01}')
- * ```
- */
-export function markPendingMonths(f: Pick<FleetTable, 'pending'>, months: string): RawBuilder<unknown> {
-  const pending = sql.raw(f.pending!)
-  return sql`insert into ${pending} (month)
-    select m from unnest(${months}::date[]) as u(m) where not exists (select from ${pending} as p where p.month = u.m)`
 }
 
 /**

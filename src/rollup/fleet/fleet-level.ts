@@ -12,6 +12,8 @@ import {
   fleetRowCount,
   levelsRebuildStatement,
   levelsRefreshStatement,
+  markPendingBucketKeys,
+  markPendingMonths,
   recomputeFleetMonths,
   recomputeTenantLevelBuckets,
   type StatementLevel,
@@ -25,7 +27,7 @@ import {
   levelMarker,
   tenantLevelMarker,
 } from './fleet-table.js'
-import { deferredSource, markPendingMonths, refreshFleet, type DeferredLevel } from './deferred-level.js'
+import { deferredSource, refreshFleet, type DeferredLevel } from './deferred-level.js'
 import { tableGrants } from '../schema/index.js'
 
 /**
@@ -115,7 +117,7 @@ function maintenance(parts: RollupParts, levels: readonly StatementLevel[], read
               ...keptByWrites.map(({ fleet, plan }) => compileSql(recomputeFleetMonths(parts, fleet, plan, arrayLiteral(months)))),
               ...perTenant.map(({ fleet, plan }) =>
                 compileSql(
-                  (plan.mode === 'deferred' ? markBuckets : recomputeTenantLevelBuckets)(
+                  (plan.mode === 'deferred' ? markPendingBucketKeys : recomputeTenantLevelBuckets)(
                     parts,
                     fleet,
                     plan,
@@ -161,17 +163,6 @@ function acrossLevel(
   const perTenant = levels.filter((l) => l.fleet.perTenant && keeps(l)).sort((a, b) => a.fleet.groupBy.length - b.fleet.groupBy.length)
   const level = perTenant[0]?.fleet
   return level?.deferred ? deferredSource(parts, level) : level?.qualified
-}
-
-/**
- * A large drain's marks on a deferred per-tenant level's claimed buckets (its tenants' statements
- * left the level out): `tenants[i]` × `months[i]`, those not already pending.
- */
-function markBuckets(p: RollupParts, f: FleetTable, _plan: unknown, tenants: string, months: string) {
-  const pending = sql.raw(f.pending!)
-  return sql`insert into ${pending} (tenant_id, month)
-    select k.t, k.m from unnest(${tenants}::${sql.raw(p.target.tenantType)}[], ${months}::date[]) as k(t, m)
-    where not exists (select from ${pending} as p where p.tenant_id = k.t and p.month = k.m)`
 }
 
 /** The schema of a quoted `"schema"."name"` (undefined for a bare `"name"`). */

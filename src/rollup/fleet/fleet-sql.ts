@@ -90,6 +90,49 @@ export function markPendingBuckets(
     select ${tenant}, m from unnest(${list}) as u(m) where not exists (select from ${pending} as p where p.tenant_id = ${tenant} and p.month = u.m)`
 }
 
+/**
+ * A write's mark on a deferred level: each of its months (a `{…}` date array as text) not already
+ * pending inserted into the level's pending table. Runs in the write's transaction, under the
+ * months' shared fleet locks, after its tenant statements. The table has no unique key on purpose:
+ * a key would make the second writer of a month wait for the first one's commit; without it, two
+ * writers that find no mark at once both insert one (a duplicate `refreshFleet` clears with the
+ * rest), and once a month is marked its writers insert nothing. The locks, not the key, make it
+ * safe: `refreshFleet` claims a month only under its exclusive lock, when no writer of it is open.
+ *
+ * ### Examples
+ * ```ts
+ * markPendingMonths(level, '{2025-03-01}')
+ * ```
+ */
+export function markPendingMonths(f: Pick<FleetTable, 'pending'>, months: string): RawBuilder<unknown> {
+  const pending = sql.raw(f.pending!)
+  return sql`insert into ${pending} (month)
+    select m from unnest(${months}::date[]) as u(m) where not exists (select from ${pending} as p where p.month = u.m)`
+}
+
+/**
+ * A large drain's marks on a deferred per-tenant level's claimed buckets (its tenants' statements
+ * left the level out): `tenants[i]` × `months[i]` (`{…}` array literals of the same length), those
+ * not already pending. In the drain's transaction, under its bucket locks.
+ *
+ * ### Examples
+ * ```ts
+ * markPendingBucketKeys(parts, level, plan, '{"7","9"}', '{2025-03-01,2025-03-01}')
+ * ```
+ */
+export function markPendingBucketKeys(
+  p: RollupParts,
+  f: FleetTable,
+  _plan: FleetPlan,
+  tenants: string,
+  months: string,
+): RawBuilder<unknown> {
+  const pending = sql.raw(f.pending!)
+  return sql`insert into ${pending} (tenant_id, month)
+    select k.t, k.m from unnest(${tenants}::${sql.raw(p.target.tenantType)}[], ${months}::date[]) as k(t, m)
+    where not exists (select from ${pending} as p where p.tenant_id = k.t and p.month = k.m)`
+}
+
 /** The name of the fleet table's unique key (month and groups). */
 export function fleetKeyConstraint(f: Pick<FleetTable, 'qualified'>): string {
   const table = f.qualified.split('"."').pop()!.replace(/"/g, '')

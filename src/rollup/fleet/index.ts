@@ -14,5 +14,5 @@
 export * from './fleet-table.js' // fleetTable: the level's declaration, DDL and fill
 export * from './fleet-plan.js' // how each measure combines, and whether deltas keep the level exact
 export * from './fleet-level.js' // the hooks: locks, statements, read routing, server checks
-export * from './fleet-sql.js' // delta refresh and rebuild, recompute, fill
-export * from './deferred-level.js' // a level kept by the drain: pending months, the read beside them, refreshFleet
+export * from './fleet-sql.js' // delta refresh and rebuild, recompute, fill, the deferred levels' marks
+export * from './deferred-level.js' // a level kept by the drain: the read beside its pending months or buckets, refreshFleet
