@@ -45,15 +45,19 @@ interface Setup {
 }
 
 /** A rollup of `spend` into `name` with a fleet level by category and a per-tenant level keeping `tenantGroups`. */
-function declare(name: string, options: { minMax: boolean; tenantGroups?: string[]; isolation?: 'rls'; source?: string }): Setup {
+function declare(
+  name: string,
+  options: { minMax: boolean; tenantGroups?: string[]; isolation?: 'rls'; source?: string; deferred?: boolean },
+): Setup {
   const target: RollupTable = rollupTable(name, {
     groupBy: { category: 'text', channel: 'text' },
     measures: { total: 'numeric(14,2)', n: 'integer', ...(options.minMax ? { lo: 'numeric(10,2)', hi: 'numeric(10,2)' } : {}) },
     tenantType: options.isolation ? 'text' : 'bigint',
     ...(options.isolation ? { isolation: options.isolation } : {}),
   })
-  const fleet = fleetTable(`${name}_fleet`, { of: target, groupBy: ['category'] })
-  const byTenant = fleetTable(`${name}_by_tenant`, { of: target, groupBy: options.tenantGroups ?? [], perTenant: true })
+  const deferred = options.deferred === true
+  const fleet = fleetTable(`${name}_fleet`, { of: target, groupBy: ['category'], deferred })
+  const byTenant = fleetTable(`${name}_by_tenant`, { of: target, groupBy: options.tenantGroups ?? [], perTenant: true, deferred })
   const config = {
     source: options.source ?? 'spend',
     target,
@@ -273,22 +277,47 @@ describe('per-tenant level refusals and records', () => {
   })
 })
 
-describe('under row-level security, through migrationSql and the runtime role', () => {
+describe.each([
+  ['kept by writes', false],
+  ['both deferred', true],
+] as const)('under row-level security, through migrationSql and the runtime role: levels %s', (_label, deferred) => {
+  const name = deferred ? 'tl_rls_def' : 'tl_rls'
+  const source = deferred ? 'tl_spend_def' : 'tl_spend'
   it('the per-tenant level has the tenant policy: the role’s tenant sees its own rows; refreshes, drains and reads as the role stay exact', async () => {
     await app.create()
-    await createSource('tl_spend', 'text')
-    await sql.raw(`grant select, insert, update, delete on tl_spend to ${app.name}`).execute(t.db)
-    const s = declare('tl_rls', { minMax: false, isolation: 'rls', source: 'tl_spend' })
+    await createSource(source, 'text')
+    await sql.raw(`grant select, insert, update, delete on ${source} to ${app.name}`).execute(t.db)
+    const s = declare(name, { minMax: false, isolation: 'rls', source, deferred })
     const text = await s.rollup.migrationSql(t.db, { runtimeRole: app.name })
-    expect(text).toMatch(/create table if not exists "tl_rls_by_tenant"/)
+    expect(text).toMatch(new RegExp(`create table if not exists "${name}_by_tenant"`))
     await sql.raw(text).execute(t.db)
     await sql.raw(text).execute(t.db) // a second run changes nothing
     for (const tenant of ['1', '2', '3', '4', '5']) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
-    await sql`update tl_spend set amount = amount + 2 where tenant_id in ('1', '4') and paid_at < '2025-04-01'`.execute(t.db)
+    await sql`update ${sql.table(source)} set amount = amount + 2 where tenant_id in ('1', '4') and paid_at < '2025-04-01'`.execute(t.db)
     await app.as(async (db) => {
-      const { rollup } = declare('tl_rls', { minMax: false, isolation: 'rls', source: 'tl_spend' })
+      const { rollup } = declare(name, { minMax: false, isolation: 'rls', source, deferred })
       while ((await rollup.refreshDirty(db, { limit: 40 })).remaining > 0);
       await rollup.refreshAt(db, { tenantId: '2', moment: '2025-03-15' })
+      if (deferred) {
+        // As the role with tenant 1 set: its own pending buckets only; the fleet level's pending months not at all.
+        const marks = await db.transaction().execute(async (trx) => {
+          await sql`select set_config('pgscale.tenant_id', '1', true)`.execute(trx)
+          const own = await sql<{ bad: number; n: number }>`
+            select count(*) filter (where tenant_id <> '1')::int as bad, count(*)::int as n from ${sql.table(`${name}_by_tenant_pending`)}`.execute(
+            trx,
+          )
+          const months = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(`${name}_fleet_pending`)}`.execute(trx)
+          return { ...own.rows[0]!, months: months.rows[0]!.n }
+        })
+        expect(marks).toMatchObject({ bad: 0, months: 0 })
+        expect(marks.n).toBeGreaterThan(0)
+        // The views are exact with everything pending, then the role brings the levels up to date.
+        const pendingTop = await rollup.readAcross(db, { from: '2025-01', to: '2025-12', groupBy: [], top: { by: 'total', n: 2 } })
+        expect(norm(pendingTop)).toEqual(
+          norm(await s.plain.readAcross(t.db, { from: '2025-01', to: '2025-12', groupBy: [], top: { by: 'total', n: 2 } })),
+        )
+        expect((await rollup.refreshFleet(db, { limit: 10_000 })).remaining).toBe(0)
+      }
       const top = await rollup.readAcross(db, { from: '2025-01', to: '2025-12', groupBy: [], top: { by: 'total', n: 2 } })
       const plain = await s.plain.readAcross(t.db, { from: '2025-01', to: '2025-12', groupBy: [], top: { by: 'total', n: 2 } })
       expect(norm(top)).toEqual(norm(plain))
@@ -296,17 +325,21 @@ describe('under row-level security, through migrationSql and the runtime role', 
         await sql`select set_config('pgscale.tenant_id', '1', true)`.execute(trx)
         return (
           await sql<{ bad: number; n: number }>`
-          select count(*) filter (where tenant_id <> '1')::int as bad, count(*)::int as n from tl_rls_by_tenant`.execute(trx)
+          select count(*) filter (where tenant_id <> '1')::int as bad, count(*)::int as n from ${sql.table(`${name}_by_tenant`)}`.execute(
+            trx,
+          )
         ).rows[0]!
       })
       expect(seen.bad).toBe(0)
       expect(seen.n).toBeGreaterThan(0)
       const none = await db
         .transaction()
-        .execute(async (trx) => (await sql<{ n: number }>`select count(*)::int as n from tl_rls_by_tenant`.execute(trx)).rows[0]!)
+        .execute(
+          async (trx) => (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(`${name}_by_tenant`)}`.execute(trx)).rows[0]!,
+        )
       expect(none.n).toBe(0)
     })
-    expect(await stored(t.db, s)).toEqual(await truth(t.db, s, false, 'tl_spend'))
+    expect(await stored(t.db, s)).toEqual(await truth(t.db, s, false, source))
   })
 })
 
