@@ -4,6 +4,7 @@ import { connect, InvalidArgumentError, MigrationRequiredError, MonthlyRollup, r
 import { fleetTable, type FleetTable, type RollupTable } from '../../src/bench-kit.js'
 import { itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
+import { createSpend, insertSpend } from './spend-fixture.js'
 import { canonicalRows } from './canonical-rows.js'
 import { countingHandle } from './counting-handle.js'
 import { heldOpen } from './held-transaction.js'
@@ -128,28 +129,13 @@ async function pendingBuckets(s: Setup): Promise<number> {
 }
 
 async function pendingMonths(s: Setup): Promise<string[]> {
-  const { rows } = await sql<{ m: string }>`select to_char(month, 'YYYY-MM') as m from ${sql.raw(s.fleet.pending!)} order by 1`.execute(
-    t.db,
-  )
+  const { rows } = await sql<{
+    m: string
+  }>`select distinct to_char(month, 'YYYY-MM') as m from ${sql.raw(s.fleet.pending!)} order by 1`.execute(t.db)
   return rows.map((r) => r.m)
 }
 
-async function insert(db: Kysely<any>, tenant: number, at: string, category: string | null, amount: string | null, channel = 'web') {
-  await sql`insert into spend (tenant_id, paid_at, category, channel, amount) values (${tenant}, ${at}::timestamptz, ${category}, ${channel}, ${amount}::numeric)`.execute(
-    db,
-  )
-}
-
-beforeAll(async () => {
-  await sql`create table spend (id bigserial primary key, tenant_id bigint not null, paid_at timestamptz not null,
-    category text, channel text, amount numeric(10,2))`.execute(t.db)
-  await sql`create index on spend (tenant_id, paid_at)`.execute(t.db)
-  await sql`insert into spend (tenant_id, paid_at, category, channel, amount)
-    select 1 + i % 5, timestamptz '2025-01-01 00:00+00' + (i * 7 % 330) * interval '1 day' + (i % 24) * interval '1 hour',
-      case when i % 11 = 0 then null else (array['a', 'b', 'c'])[1 + i % 3] end, (array['web', 'shop'])[1 + i % 2],
-      case when i % 13 = 0 then null else (i % 97) - 10 end
-    from generate_series(1, 600) as g(i)`.execute(t.db)
-})
+beforeAll(() => createSpend(t.db))
 
 describe('a fleet level kept by the drain (deferred), with a deferred per-tenant level beside it', () => {
   const s = declare('spend_def', { byTenant: true })
@@ -172,7 +158,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
     await expectStoredLevel(s)
     await expectStoredTenantLevel(s)
     // A write the app announces (one month marked), one that moves rows to another tenant, month and group, a bucket emptied.
-    await insert(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
+    await insertSpend(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
     await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-04-01T00:30:00+02:00' })
     expect(await pendingMonths(s)).toEqual(['2025-04'])
     await expectAcrossTruth(s)
@@ -188,7 +174,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
     // Tracked writes: a drain marks what it refreshed; the drain loop brings the level up to date once the log is empty.
     await s.rollup.track(t.db)
     try {
-      await insert(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
+      await insertSpend(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
       await sql`update spend set amount = amount + 1 where tenant_id = 5 and paid_at < '2025-03-01'`.execute(t.db)
       await sql`delete from spend where tenant_id = 1 and paid_at >= '2025-11-01'`.execute(t.db)
       await s.rollup.refreshDirty(t.db, { limit: 2 })
@@ -219,7 +205,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
     }
     await s.rollup.refreshFleet(t.db)
     const before = await versions()
-    await insert(t.db, 4, '2025-05-15T10:00:00Z', 'b', '3.50')
+    await insertSpend(t.db, 4, '2025-05-15T10:00:00Z', 'b', '3.50')
     await s.rollup.refreshAt(t.db, { tenantId: 4, moment: '2025-05-15T12:00:00Z' })
     expect(await versions()).toEqual(before) // the level's rows untouched
     expect(await pendingMonths(s)).toEqual(['2025-05'])
@@ -233,8 +219,8 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
     const other = await connect(t.url!, { maxConnections: 1 })
     try {
       for (let round = 0; round < 3; round++) {
-        await insert(t.db, 1, '2025-08-10T12:00:00Z', 'a', `${round + 1}.00`)
-        await insert(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
+        await insertSpend(t.db, 1, '2025-08-10T12:00:00Z', 'a', `${round + 1}.00`)
+        await insertSpend(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
         // The first refresh holds its transaction (and its shared month lock) open; the second, on
         // another connection, finishes meanwhile: writers of a deferred level do not take turns.
         const first = heldOpen(t.db, (trx) => s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' }))
@@ -262,7 +248,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
     try {
       // A refresh in flight (its month marked, not committed): refreshFleet waits for it, then recomputes with it.
       await s.rollup.refreshFleet(t.db)
-      await insert(t.db, 2, '2025-09-10T12:00:00Z', 'b', '40.00')
+      await insertSpend(t.db, 2, '2025-09-10T12:00:00Z', 'b', '40.00')
       // An earlier mark of the month, committed: the refresh's own mark is then a no-op, and the
       // fleet refresh must not take the month while the refresh is open.
       await sql`insert into ${sql.raw(s.fleet.pending!)} (month) values ('2025-09-01')`.execute(t.db)
@@ -277,11 +263,11 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
       await expectStoredLevel(s)
       await expectStoredTenantLevel(s)
       // refreshFleet in flight (an app transaction holding its locks): a refresh of the month waits, then marks it again.
-      await insert(t.db, 5, '2025-09-12T12:00:00Z', 'c', '41.00')
+      await insertSpend(t.db, 5, '2025-09-12T12:00:00Z', 'c', '41.00')
       await s.rollup.refreshAt(t.db, { tenantId: 5, moment: '2025-09-12' })
       const inFlight = heldOpen(t.db, async (trx) => expect((await s.rollup.refreshFleet(trx)).months).toBe(1))
       await inFlight.started
-      await insert(other, 5, '2025-09-13T12:00:00Z', 'c', '42.00')
+      await insertSpend(other, 5, '2025-09-13T12:00:00Z', 'c', '42.00')
       const late = s.rollup.refreshAt(other, { tenantId: 5, moment: '2025-09-13' })
       await new Promise((r) => setTimeout(r, 150))
       inFlight.release()
@@ -304,7 +290,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
       create trigger ${name}_fail before insert on ${s.fleet.qualified} for each statement execute function ${name}_fail()`,
       )
       .execute(t.db)
-    await insert(t.db, 2, '2025-10-05T12:00:00Z', 'b', '99.00')
+    await insertSpend(t.db, 2, '2025-10-05T12:00:00Z', 'b', '99.00')
     await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-10-05' })
     const level = await sql`select * from ${sql.raw(s.fleet.qualified)} order by 1, 2`.execute(t.db)
     await expect(s.rollup.refreshFleet(t.db)).rejects.toThrow(/level write refused/)
@@ -320,7 +306,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
       .raw(`create trigger ${name}_fail before insert on ${s.fleet.pending!} for each statement execute function ${name}_fail()`)
       .execute(t.db)
     const rollupRows = await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)
-    await insert(t.db, 3, '2025-10-06T12:00:00Z', 'a', '7.00')
+    await insertSpend(t.db, 3, '2025-10-06T12:00:00Z', 'a', '7.00')
     await expect(s.rollup.refreshAt(t.db, { tenantId: 3, moment: '2025-10-06' })).rejects.toThrow(/level write refused/)
     expect((await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)).rows).toEqual(rollupRows.rows)
     await sql.raw(`drop trigger ${name}_fail on ${s.fleet.pending!}`).execute(t.db)
@@ -357,7 +343,7 @@ describe('a deferred per-tenant level alone (no month lock: its buckets are lock
     await expectStoredTenantLevel(s)
     const other = await connect(t.url!, { maxConnections: 1 })
     try {
-      await insert(t.db, 2, '2025-07-10T12:00:00Z', 'b', '50.00')
+      await insertSpend(t.db, 2, '2025-07-10T12:00:00Z', 'b', '50.00')
       // The bucket already marked (committed): the refresh's own mark is a no-op, and refreshFleet must not take it while the refresh is open.
       await sql`insert into ${sql.raw(byTenant.pending!)} (tenant_id, month) values (2, '2025-07-01')`.execute(t.db)
       const refresh = heldOpen(t.db, (trx) => rollup.refreshAt(trx, { tenantId: 2, moment: '2025-07-10' }))

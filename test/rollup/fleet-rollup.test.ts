@@ -4,6 +4,7 @@ import { connect, InvalidArgumentError, MigrationRequiredError, MonthlyRollup, r
 import { fleetTable, type FleetTable, type RollupTable } from '../../src/bench-kit.js'
 import { itUnless, itWithServer } from '../support/skip.js'
 import { testTarget, useTestDatabase } from '../support/test-database.js'
+import { createSpend, insertSpend } from './spend-fixture.js'
 import { canonicalRows } from './canonical-rows.js'
 import { bulkDrain } from '../../src/bench-kit.js'
 import { heldOpen } from './held-transaction.js'
@@ -85,22 +86,7 @@ async function expectFleetTruth(s: Setup, minMax: boolean) {
   }
 }
 
-async function insert(db: Kysely<any>, tenant: number, at: string, category: string | null, amount: string | null, channel = 'web') {
-  await sql`insert into spend (tenant_id, paid_at, category, channel, amount) values (${tenant}, ${at}::timestamptz, ${category}, ${channel}, ${amount}::numeric)`.execute(
-    db,
-  )
-}
-
-beforeAll(async () => {
-  await sql`create table spend (id bigserial primary key, tenant_id bigint not null, paid_at timestamptz not null,
-    category text, channel text, amount numeric(10,2))`.execute(t.db)
-  await sql`create index on spend (tenant_id, paid_at)`.execute(t.db)
-  await sql`insert into spend (tenant_id, paid_at, category, channel, amount)
-    select 1 + i % 5, timestamptz '2025-01-01 00:00+00' + (i * 7 % 330) * interval '1 day' + (i % 24) * interval '1 hour',
-      case when i % 11 = 0 then null else (array['a', 'b', 'c'])[1 + i % 3] end, (array['web', 'shop'])[1 + i % 2],
-      case when i % 13 = 0 then null else (i % 97) - 10 end
-    from generate_series(1, 600) as g(i)`.execute(t.db)
-})
+beforeAll(() => createSpend(t.db))
 
 describe.each([
   ['delta (sums and counts)', false],
@@ -115,7 +101,7 @@ describe.each([
     await s.fleet.create(t.db) // filled from the rollup table
     await expectFleetTruth(s, minMax)
     // A write the app announces, one that moves a row to another tenant, month and group, a bucket emptied.
-    await insert(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
+    await insertSpend(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
     await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-04-01T00:30:00+02:00' })
     await sql`update spend set tenant_id = 6, paid_at = paid_at - interval '40 days', category = 'z' where id in (7, 8)`.execute(t.db)
     for (let tenant = 1; tenant <= 6; tenant++) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
@@ -124,7 +110,7 @@ describe.each([
     await expectFleetTruth(s, minMax)
     // Tracked writes, healed by the drain.
     await s.rollup.track(t.db)
-    await insert(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
+    await insertSpend(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
     await sql`update spend set amount = amount + 1 where tenant_id = 5 and paid_at < '2025-03-01'`.execute(t.db)
     await sql`delete from spend where tenant_id = 1 and paid_at >= '2025-11-01'`.execute(t.db)
     // Drained with the level's deltas per tenant, then (more writes) the way of a large drain: recomputed once.
@@ -132,7 +118,7 @@ describe.each([
     try {
       while ((await s.rollup.refreshDirty(t.db, { limit: 3 })).remaining > 0);
       await expectFleetTruth(s, minMax)
-      await insert(t.db, 3, '2025-06-20T10:00:00Z', 'a', '5')
+      await insertSpend(t.db, 3, '2025-06-20T10:00:00Z', 'a', '5')
       await sql`delete from spend where tenant_id = 2 and paid_at >= '2025-10-01' and paid_at < '2025-11-01'`.execute(t.db)
       bulkDrain.rowsPerBucket = 1_000_000_000
       while ((await s.rollup.refreshDirty(t.db, { limit: 50 })).remaining > 0);
@@ -159,7 +145,7 @@ describe.each([
       expect(before.size).toBeGreaterThan(1)
       await refresh() // nothing changed: no fleet row is written
       expect(await versions()).toEqual(before)
-      await insert(t.db, 4, '2025-05-15T10:00:00Z', 'b', '3.50') // one group changes
+      await insertSpend(t.db, 4, '2025-05-15T10:00:00Z', 'b', '3.50') // one group changes
       await refresh()
       const after = await versions()
       const rewritten = [...after].filter(([k, v]) => before.get(k) !== v).map(([k]) => k)
@@ -190,7 +176,7 @@ describe.each([
       )
       .execute(t.db)
     const before = await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)
-    await insert(t.db, 2, '2025-05-05T12:00:00Z', 'b', '99.00')
+    await insertSpend(t.db, 2, '2025-05-05T12:00:00Z', 'b', '99.00')
     await expect(s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-05-05' })).rejects.toThrow(/fleet write refused/)
     await expect(s.rollup.rebuild(t.db, { tenantId: 2, since: '2025-05', until: '2025-06' })).rejects.toThrow(/fleet write refused/)
     expect((await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)).rows).toEqual(before.rows)
@@ -202,7 +188,7 @@ describe.each([
     await s.rollup.track(t.db)
     bulkDrain.rowsPerBucket = 1_000_000_000
     try {
-      await insert(t.db, 3, '2025-05-06T12:00:00Z', 'a', '7.00')
+      await insertSpend(t.db, 3, '2025-05-06T12:00:00Z', 'a', '7.00')
       await sql
         .raw(
           `create trigger ${name}_fail before insert or update or delete on ${s.fleet.qualified} for each statement execute function ${name}_fail()`,
@@ -226,8 +212,8 @@ describe.each([
     bulkDrain.rowsPerBucket = 1_000_000_000
     try {
       for (let round = 0; round < 3; round++) {
-        await insert(t.db, 4, '2025-09-10T12:00:00Z', 'b', `${round + 1}.00`) // tracked: the drain's
-        await insert(t.db, 5, '2025-09-11T12:00:00Z', 'b', `${round + 20}.00`) // refreshed by hand
+        await insertSpend(t.db, 4, '2025-09-10T12:00:00Z', 'b', `${round + 1}.00`) // tracked: the drain's
+        await insertSpend(t.db, 5, '2025-09-11T12:00:00Z', 'b', `${round + 20}.00`) // refreshed by hand
         const both = await Promise.all([s.rollup.refreshDirty(t.db), s.rollup.refreshAt(other, { tenantId: 5, moment: '2025-09-11' })])
         expect(both[0].buckets).toBeGreaterThan(0)
         while ((await s.rollup.refreshDirty(t.db)).remaining > 0);
@@ -244,8 +230,8 @@ describe.each([
     const other = await connect(t.url!, { maxConnections: 1 })
     try {
       for (let round = 0; round < 3; round++) {
-        await insert(t.db, 1, '2025-08-10T12:00:00Z', 'a', `${round + 1}.00`)
-        await insert(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
+        await insertSpend(t.db, 1, '2025-08-10T12:00:00Z', 'a', `${round + 1}.00`)
+        await insertSpend(t.db, 3, '2025-08-11T12:00:00Z', 'a', `${round + 10}.00`)
         // The first refresh holds its transaction open after writing; the second starts meanwhile.
         const first = heldOpen(t.db, (trx) => s.rollup.refreshAt(trx, { tenantId: 1, moment: '2025-08-10' }))
         await first.started

@@ -18,6 +18,7 @@ import { useRuntimeRole } from '../support/runtime-role.js'
 import { itUnless } from '../support/skip.js'
 import { removeTempDirs, tempDir } from '../support/temp-dir.js'
 import { useTestDatabase } from '../support/test-database.js'
+import { createSpend, insertSpend } from './spend-fixture.js'
 import { canonicalRows } from './canonical-rows.js'
 
 /**
@@ -102,12 +103,6 @@ async function stored(db: Kysely<any>, s: Setup) {
   return norm(rows.map((r) => ({ ...r, tenant_id: String(r.tenant_id) })))
 }
 
-async function insert(db: Kysely<any>, tenant: number, at: string, category: string | null, amount: string | null, channel = 'web') {
-  await sql`insert into spend (tenant_id, paid_at, category, channel, amount) values (${tenant}, ${at}::timestamptz, ${category}, ${channel}, ${amount}::numeric)`.execute(
-    db,
-  )
-}
-
 /** The views whose answers must not change with the levels, and the table each must read. */
 function views(s: Setup): Array<{ options: Record<string, unknown>; reads: string }> {
   const keepsCategory = s.byTenant.groupBy.includes('category')
@@ -133,19 +128,8 @@ async function expectExact(s: Setup, minMax: boolean) {
   }
 }
 
-async function createSource(name: string, tenantType: string) {
-  await sql`create table ${sql.table(name)} (id bigserial primary key, tenant_id ${sql.raw(tenantType)} not null, paid_at timestamptz not null,
-    category text, channel text, amount numeric(10,2))`.execute(t.db)
-  await sql`create index on ${sql.table(name)} (tenant_id, paid_at)`.execute(t.db)
-  await sql`insert into ${sql.table(name)} (tenant_id, paid_at, category, channel, amount)
-    select (1 + i % 5)::text::${sql.raw(tenantType)}, timestamptz '2025-01-01 00:00+00' + (i * 7 % 330) * interval '1 day' + (i % 24) * interval '1 hour',
-      case when i % 11 = 0 then null else (array['a', 'b', 'c'])[1 + i % 3] end, (array['web', 'shop'])[1 + i % 2],
-      case when i % 13 = 0 then null else (i % 97) - 10 end
-    from generate_series(1, 600) as g(i)`.execute(t.db)
-}
-
 beforeAll(async () => {
-  await createSource('spend', 'bigint')
+  await createSpend(t.db, 'spend', 'bigint')
 })
 
 describe.each([
@@ -162,7 +146,7 @@ describe.each([
     await s.fleet.create(t.db)
     await s.byTenant.create(t.db) // filled from the rollup table
     await expectExact(s, minMax)
-    await insert(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
+    await insertSpend(t.db, 2, '2025-03-31T23:30:00Z', 'a', '12.34')
     await s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-04-01T00:30:00+02:00' })
     await sql`update spend set tenant_id = 6, paid_at = paid_at - interval '40 days', category = 'z' where id in (7, 8, 9)`.execute(t.db)
     for (let tenant = 1; tenant <= 6; tenant++) await s.rollup.rebuild(t.db, { tenantId: tenant, since: '2025-01', until: '2025-12' })
@@ -177,7 +161,7 @@ describe.each([
     await expectExact(s, minMax)
     // Tracked writes, healed by the drain (several tenants and months per claim).
     await s.rollup.track(t.db)
-    await insert(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
+    await insertSpend(t.db, 4, '2025-06-15T10:00:00Z', 'c', null)
     await sql`update spend set amount = amount + 1 where tenant_id = 5 and paid_at < '2025-03-01'`.execute(t.db)
     await sql`delete from spend where tenant_id = 1 and paid_at >= '2025-11-01'`.execute(t.db)
     while ((await s.rollup.refreshDirty(t.db, { limit: 3 })).remaining > 0);
@@ -199,7 +183,7 @@ describe.each([
       .execute(t.db)
     const before = await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)
     const fleetBefore = await sql`select * from ${sql.raw(s.fleet.qualified)} order by 1, 2`.execute(t.db)
-    await insert(t.db, 2, '2025-05-05T12:00:00Z', 'b', '99.00')
+    await insertSpend(t.db, 2, '2025-05-05T12:00:00Z', 'b', '99.00')
     await expect(s.rollup.refreshAt(t.db, { tenantId: 2, moment: '2025-05-05' })).rejects.toThrow(/tenant level write refused/)
     await expect(s.rollup.rebuild(t.db, { tenantId: 2, since: '2025-05', until: '2025-06' })).rejects.toThrow(/tenant level write refused/)
     expect((await sql`select * from ${sql.table(name)} order by 1, 2, 3, 4`.execute(t.db)).rows).toEqual(before.rows)
@@ -270,7 +254,7 @@ describe('per-tenant level refusals and records', () => {
       ['tl_missing_fleet', false, ['category']],
       ['tl_missing_by_tenant', true, []],
     ])
-    await insert(t.db, 2, '2025-02-10T10:00:00Z', 'a', '5.00')
+    await insertSpend(t.db, 2, '2025-02-10T10:00:00Z', 'a', '5.00')
     while ((await found!.refreshDirty(t.db, { limit: 50 })).remaining > 0);
     expect(await stored(t.db, s)).toEqual(await truth(t.db, s, false, 'spend', sql`tenant_id in (1, 2) and ${month} = '2025-02-01'`))
     await s.rollup.untrack(t.db)
@@ -285,7 +269,7 @@ describe.each([
   const source = deferred ? 'tl_spend_def' : 'tl_spend'
   it('the per-tenant level has the tenant policy: the role’s tenant sees its own rows; refreshes, drains and reads as the role stay exact', async () => {
     await app.create()
-    await createSource(source, 'text')
+    await createSpend(t.db, source, 'text')
     await sql.raw(`grant select, insert, update, delete on ${source} to ${app.name}`).execute(t.db)
     const s = declare(name, { minMax: false, isolation: 'rls', source, deferred })
     const text = await s.rollup.migrationSql(t.db, { runtimeRole: app.name })
