@@ -121,6 +121,13 @@ async function expectStoredTenantLevel(s: Setup) {
   expect(canonicalRows(rows)).toEqual(truthRows)
 }
 
+/** `refreshFleet` (its default limit), then the levels' own rows equal the truth of everything not still pending. */
+async function expectCaughtUp(s: Setup) {
+  await s.rollup.refreshFleet(t.db)
+  await expectStoredLevel(s)
+  await expectStoredTenantLevel(s)
+}
+
 async function pendingBuckets(s: Setup): Promise<number> {
   const { rows } = await sql<{
     n: number
@@ -210,9 +217,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
     expect(await versions()).toEqual(before) // the level's rows untouched
     expect(await pendingMonths(s)).toEqual(['2025-05'])
     await expectAcrossTruth(s)
-    await s.rollup.refreshFleet(t.db)
-    await expectStoredLevel(s)
-    await expectStoredTenantLevel(s)
+    await expectCaughtUp(s)
   })
 
   withServer('two refreshes of one month by different tenants at once: neither waits for the other, none is lost', async () => {
@@ -234,9 +239,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
         first.release()
         await first.done
         await expectAcrossTruth(s)
-        await s.rollup.refreshFleet(t.db)
-        await expectStoredLevel(s)
-        await expectStoredTenantLevel(s)
+        await expectCaughtUp(s)
       }
     } finally {
       await other.close()
@@ -274,9 +277,7 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
       await Promise.all([inFlight.done, late])
       expect(await pendingMonths(s)).toEqual(['2025-09'])
       await expectAcrossTruth(s)
-      await s.rollup.refreshFleet(t.db)
-      await expectStoredLevel(s)
-      await expectStoredTenantLevel(s)
+      await expectCaughtUp(s)
     } finally {
       await other.close()
     }
