@@ -29,8 +29,12 @@ interface Setup {
   rollup: MonthlyRollup
 }
 
-/** A rollup of `spend` into `<name>` with a deferred level `<name>_fleet` by category; min/max, which a level kept by writes would recompute. */
-function declare(name: string, options: { fleet?: { deferred?: boolean }; byTenant?: boolean } = {}): Setup {
+/**
+ * A rollup of `spend` into `<name>` with a deferred level `<name>_fleet` by category (min/max, which a
+ * level kept by writes would recompute); with `byTenant`, a deferred per-tenant level `<name>_by_tenant`
+ * beside it, or (`byTenant: 'alone'`) instead of it.
+ */
+function declare(name: string, options: { fleet?: { deferred?: boolean }; byTenant?: boolean | 'alone' } = {}): Setup {
   const target: RollupTable = rollupTable(name, {
     groupBy: { category: 'text', channel: 'text' },
     measures: { total: 'numeric(14,2)', n: 'integer', lo: 'numeric(10,2)', hi: 'numeric(10,2)' },
@@ -48,7 +52,7 @@ function declare(name: string, options: { fleet?: { deferred?: boolean }; byTena
     groupBy: ['category', 'channel'],
     measures: { total: sql`sum(amount)`, n: sql`count(*)`, lo: sql`min(amount)`, hi: sql`max(amount)` },
     zone: ZONE,
-    fleet: byTenant ? [fleet, byTenant] : fleet,
+    fleet: options.byTenant === 'alone' ? byTenant! : byTenant ? [fleet, byTenant] : fleet,
   })
   return { target, fleet, ...(byTenant ? { byTenant } : {}), rollup }
 }
@@ -317,24 +321,9 @@ describe('a fleet level kept by the drain (deferred), with a deferred per-tenant
 })
 
 describe('a deferred per-tenant level alone (no month lock: its buckets are locked)', () => {
-  const target: RollupTable = rollupTable('spend_def_pt', {
-    groupBy: { category: 'text', channel: 'text' },
-    measures: { total: 'numeric(14,2)', n: 'integer', lo: 'numeric(10,2)', hi: 'numeric(10,2)' },
-    tenantType: 'bigint',
-  })
-  const byTenant = fleetTable('spend_def_pt_by_tenant', { of: target, groupBy: [], perTenant: true, deferred: true })
-  const rollup = new MonthlyRollup({
-    source: 'spend',
-    target,
-    at: 'paid_at',
-    tenant: 'tenant_id',
-    groupBy: ['category', 'channel'],
-    measures: { total: sql`sum(amount)`, n: sql`count(*)`, lo: sql`min(amount)`, hi: sql`max(amount)` },
-    zone: ZONE,
-    fleet: byTenant,
-  })
-  // The shared checks read `fleet` for the views without tenant detail: here they read the rollup table.
-  const s = { target, fleet: byTenant, byTenant, rollup } as unknown as Setup
+  const s = declare('spend_def_pt', { byTenant: 'alone' })
+  const { target, rollup } = s
+  const byTenant = s.byTenant!
 
   withServer('refreshFleet beside an open refresh of the same bucket waits for it, and loses no update', async () => {
     await target.create(t.db)
