@@ -35,6 +35,12 @@ export interface IndexChoice {
   perQuery: number[]
   p50Ms: number
   graph: Graph | undefined
+  /**
+   * Accepted on the queries still open, too slow to end the search for a cheaper setting: its
+   * p50 (and `perQuery`) from a spread {@link MIN_TIMED} of the queries only. It is measured on
+   * every query ({@link settle}) only if no rebuild beats it.
+   */
+  provisional?: true
 }
 
 /** One measured step of the `ef_search` ladder. */
@@ -93,8 +99,9 @@ export interface IndexSettingChoice {
  * its index with a larger graph (built beside the old one and swapped in, its build time
  * measured), until one is cheap enough — then the quantized paths where the store has them
  * ({@link quantizedAlternatives}). The cheapest setting that meets the target within the bound
- * wins; a rebuilt graph that lost is replaced by the winner's graph again (re-measured). Every
- * alternative is reported with why it lost.
+ * wins; a rebuilt graph that lost is replaced by the winner's graph again (re-measured). A slow
+ * setting a rebuild is still to try to beat is compared on the p50 of a spread few of the queries,
+ * and measured on all of them only when it wins. Every alternative is reported with why it lost.
  *
  * ### Examples
  * ```ts
@@ -103,16 +110,20 @@ export interface IndexSettingChoice {
  */
 export async function chooseIndexSetting(ctx: AlternativesContext): Promise<IndexSettingChoice> {
   const tried: LadderStep[] = []
-  let best = await ladder(ctx, undefined, tried)
+  // A slow setting on this graph is only the one to beat while a rebuild is still to be tried.
+  const deferring = ctx.rebuilds.length > 0 && ctx.cheapMs > 0
+  let best = await ladder(ctx, undefined, tried, deferring)
   // Cheap enough; or met at the ladder's first step, where a larger graph cannot lower ef_search
   // further (a small tenant, whose exact scan is as fast as any walk) — unless `cheapMs` is 0: always try.
-  const firstStep = best?.efSearch === ctx.steps[0] && ctx.cheapMs > 0
   // A larger graph brings the cost down toward the first step's on this one at best (it costs more
   // per step): when that is within a quarter of the exact scan (half of `cheapMs`), no rebuild pays.
-  const gainable = best && tried[0] ? best.p50Ms - tried[0].p50Ms : Infinity
-  const notWorthIt = ctx.cheapMs > 0 && gainable <= ctx.cheapMs / 2
-  if (best && (best.p50Ms <= ctx.cheapMs || firstStep || notWorthIt))
-    return { chosen: best, rebuiltWith: undefined, tried, alternatives: [] }
+  const noRebuildPays = (choice: IndexChoice) => {
+    const firstStep = choice.efSearch === ctx.steps[0] && ctx.cheapMs > 0
+    const gainable = tried[0] ? choice.p50Ms - tried[0].p50Ms : Infinity
+    return choice.p50Ms <= ctx.cheapMs || firstStep || (ctx.cheapMs > 0 && gainable <= ctx.cheapMs / 2)
+  }
+  if (best?.provisional && noRebuildPays(best)) best = await settle(ctx, best, tried)
+  if (best && noRebuildPays(best)) return { chosen: best, rebuiltWith: undefined, tried, alternatives: [] }
   // None met the target and the walk's cheapest step already costs the exact scan (a small tenant,
   // where the planner scans anyway): no larger graph or binary index can be cheaper — the exact path,
   // without building either (each would only add builds and searches to the tuning).
@@ -120,9 +131,9 @@ export async function chooseIndexSetting(ctx: AlternativesContext): Promise<Inde
   if (!best && floor !== undefined && ctx.cheapMs > 0 && floor >= ctx.boundMs)
     return { chosen: undefined, rebuiltWith: undefined, tried, alternatives: [] }
   const rebuilt: Array<{ graph: Graph; buildSeconds: number; found: IndexChoice | undefined }> = []
-  for (const graph of ctx.rebuilds) {
+  for (const [i, graph] of ctx.rebuilds.entries()) {
     const buildSeconds = await ctx.rebuild(graph)
-    const found = await ladder(ctx, graph, tried)
+    const found = await ladder(ctx, graph, tried, i < ctx.rebuilds.length - 1)
     rebuilt.push({ graph, buildSeconds, found })
     if (found && (!best || found.p50Ms < best.p50Ms)) best = found
     if (best && best.p50Ms <= ctx.cheapMs) break
@@ -143,10 +154,19 @@ export async function chooseIndexSetting(ctx: AlternativesContext): Promise<Inde
     else if (best && best.p50Ms <= ctx.cheapMs) alternatives.push(cheapAfterRebuild(best, ctx.cheapMs))
     else alternatives.push(await ctx.binaryTrial({ hnswP50Ms: best?.p50Ms, judge: ctx.judge }))
   }
-  if (!built || !best || best.graph === built) return { chosen: best, rebuiltWith: built, tried, alternatives }
+  if (!built || !best || best.graph === built) return { chosen: await settle(ctx, best, tried), rebuiltWith: built, tried, alternatives }
   // A later rebuild lost: the index goes back to the winner's graph.
   const graph = best.graph ?? ctx.current
   return { chosen: await restore(ctx, best, tried), rebuiltWith: graph, tried, alternatives }
+}
+
+/**
+ * A provisional choice on the index as it is now, measured on every query: the ladder again from
+ * its `ef_search` up (undefined when no step there is accepted within the bound); any other as it is.
+ */
+async function settle(ctx: AlternativesContext, best: IndexChoice | undefined, tried: LadderStep[]): Promise<IndexChoice | undefined> {
+  if (!best?.provisional) return best
+  return ladder({ ...ctx, steps: ctx.steps.filter((s) => s >= best.efSearch) }, best.graph, tried)
 }
 
 /**
@@ -166,12 +186,20 @@ async function restore(ctx: AlternativesContext, best: IndexChoice, tried: Ladde
  * that found all its neighbours at a smaller `ef_search` is taken to find them at a larger one —
  * `ef_search` changes the search, not the index). At each step the per-query recall so far is
  * judged; the first step the judge accepts is measured again on every query (its stated interval
- * and its p50 rest on all of them) and chosen when that measurement is accepted within the bound.
+ * and its p50 rest on all of them) and chosen when that measurement is accepted within the bound
+ * — a spread {@link MIN_TIMED} of them first: their p50 over the bound rejects it unmeasured
+ * further, and with `defer` (a rebuild still to be tried) their p50 over `cheapMs`, still accepted,
+ * returns it `provisional` (measured on all by {@link settle} if no rebuild beats it).
  * Ascending, the ladder stops at a step whose p50 exceeds the bound or that is accepted too slowly
  * (none). A step the full measurement does not accept after all is passed over, and later steps
  * are then measured on every query.
  */
-async function ladder(ctx: AlternativesContext, graph: Graph | undefined, tried: LadderStep[]): Promise<IndexChoice | undefined> {
+async function ladder(
+  ctx: AlternativesContext,
+  graph: Graph | undefined,
+  tried: LadderStep[],
+  defer = false,
+): Promise<IndexChoice | undefined> {
   const n = ctx.queries.length
   const perQuery = new Array<number>(n).fill(1)
   let active = Array.from({ length: n }, (_, i) => i)
@@ -194,12 +222,25 @@ async function ladder(ctx: AlternativesContext, graph: Graph | undefined, tried:
     const judged = ctx.judge(perQuery)
     const recall = meanOf(perQuery)
     if (judged.ok && indexes.length < n) {
-      // Accepted on the queries still open: measured again on all of them.
-      const all = await measure(
-        ctx,
-        efSearch,
-        Array.from({ length: n }, (_, i) => i),
-      )
+      // Accepted on the queries still open: measured again on all of them — a spread few first,
+      // whose p50 over the bound rejects the step without the rest (judged on MIN_TIMED searches,
+      // as the ladder's own stop is: near the exact scan's cost, the step that finds the last
+      // queries' neighbours is often one that walks most of the graph).
+      const few = await measureFew(ctx, efSearch)
+      const sofar = [...perQuery]
+      few.indexes.forEach((q, j) => (sofar[q] = few.perQuery[j]!))
+      const fewP50 = percentile(few.ms, 50)
+      const judgedFew = ctx.judge(sofar)
+      const over = few.indexes.length < n && fewP50 > ctx.boundMs
+      // With `defer`: accepted, yet slower than `cheapMs` — the one to beat, measured on all only if nothing does.
+      const deferred = few.indexes.length < n && defer && fewP50 > ctx.cheapMs && judgedFew.ok
+      if (over || deferred) {
+        sofar.forEach((v, q) => (perQuery[q] = v))
+        record(efSearch, { recall: meanOf(sofar), lower: judgedFew.lower, p50Ms: fewP50, measured: few.indexes.length })
+        if (over) return undefined
+        return { efSearch, recall: meanOf(sofar), judged: judgedFew, perQuery: sofar, p50Ms: fewP50, graph, provisional: true }
+      }
+      const all = await measureRest(ctx, efSearch, few)
       const again = ctx.judge(all.perQuery)
       const allP50 = percentile(all.ms, 50)
       record(efSearch, { recall: meanOf(all.perQuery), lower: again.lower, p50Ms: allP50, measured: n })
@@ -223,6 +264,35 @@ async function ladder(ctx: AlternativesContext, graph: Graph | undefined, tried:
 
 /** Searches a step's p50 must rest on before it can stop the ladder at the latency bound. */
 const MIN_TIMED = 20
+
+/** A spread {@link MIN_TIMED} of the queries searched at `efSearch` (all of them when there are no more). */
+async function measureFew(ctx: AlternativesContext, efSearch: number): Promise<{ indexes: number[]; perQuery: number[]; ms: number[] }> {
+  const indexes = spreadIndexes(ctx.queries.length, MIN_TIMED)
+  return { indexes, ...(await measure(ctx, efSearch, indexes)) }
+}
+
+/** Every query's recall at `efSearch` (in order) and every search's time: the few measured already, and the rest. */
+async function measureRest(
+  ctx: AlternativesContext,
+  efSearch: number,
+  few: { indexes: number[]; perQuery: number[]; ms: number[] },
+): Promise<{ perQuery: number[]; ms: number[] }> {
+  const n = ctx.queries.length
+  const perQuery = new Array<number>(n).fill(1)
+  few.indexes.forEach((q, j) => (perQuery[q] = few.perQuery[j]!))
+  const taken = new Set(few.indexes)
+  const rest = Array.from({ length: n }, (_, i) => i).filter((i) => !taken.has(i))
+  if (rest.length === 0) return { perQuery, ms: few.ms }
+  const tail = await measure(ctx, efSearch, rest)
+  rest.forEach((q, j) => (perQuery[q] = tail.perQuery[j]!))
+  return { perQuery, ms: [...few.ms, ...tail.ms] }
+}
+
+/** `count` of the indexes 0..n-1 spread evenly (all of them when `n` ≤ `count`). */
+function spreadIndexes(n: number, count: number): number[] {
+  if (n <= count) return Array.from({ length: n }, (_, i) => i)
+  return Array.from({ length: count }, (_, j) => Math.floor((j * n) / count))
+}
 
 /** The queries at `indexes` searched at `efSearch` (relaxed iterative scan, no exact fallback). */
 async function measure(
