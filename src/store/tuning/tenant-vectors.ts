@@ -31,15 +31,44 @@ export const IN_MEMORY_NUMBERS = 4_000_000
  */
 export async function readTenantVectors(db: Database, config: ResolvedStoreConfig, tenantId: string, seed: string): Promise<TenantVectors> {
   const limit = Math.floor(IN_MEMORY_NUMBERS / Math.max(1, config.dimensions))
-  const { rows } = await sql<{ v: string; d: string; c: number }>`
-    select embedding::text as v, document_id as d, chunk_index as c from ${sql.raw(config.qualified)}
+  // A vector column in pgvector's binary form where that is quicker to read (a native server: ~2.5x
+  // at 8,000 × 128; PGlite converts bytea more slowly than text); else its text.
+  const binary = config.vectorType === 'vector' && !db.capabilities.inProcess
+  const { rows } = await sql<{ v: unknown; d: string; c: number }>`
+    select ${binary ? sql`vector_send(embedding)` : sql`embedding::text`} as v, document_id as d, chunk_index as c
+    from ${sql.raw(config.qualified)}
     where tenant_id = ${tenantId}
     order by md5(document_id || '#' || chunk_index::text || ${seed}) limit ${limit + 1}`.execute(db)
   return {
     keys: rows.map((r) => ({ documentId: r.d, chunkIndex: Number(r.c) })),
-    vectors: rows.map((r) => JSON.parse(r.v) as number[]),
+    vectors: rows.map((r) => (binary ? vectorFromBinary(r.v) : (JSON.parse(r.v as string) as number[]))),
     complete: rows.length <= limit,
   }
+}
+
+/**
+ * A pgvector `vector` from its binary form (`vector_send`: dimensions as int16, an unused int16,
+ * then big-endian 4-byte floats), as the driver returns a bytea: bytes, or the `\\x…` hex text.
+ *
+ * ### Examples
+ * ```ts
+ * vectorFromBinary(Buffer.from('0002000040400000bf800000', 'hex')) // [3, -1]
+ * ```
+ */
+export function vectorFromBinary(value: unknown): number[] {
+  const bytes =
+    value instanceof Uint8Array
+      ? value
+      : typeof value === 'string' && value.startsWith('\\x')
+        ? Buffer.from(value.slice(2), 'hex')
+        : undefined
+  if (!bytes || bytes.byteLength < 4) throw new TypeError(`not a pgvector binary vector: ${typeof value}`)
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const dim = view.getUint16(0)
+  if (bytes.byteLength !== 4 + 4 * dim) throw new TypeError(`a pgvector binary vector of ${dim} dimensions has ${bytes.byteLength} bytes`)
+  const out = new Array<number>(dim)
+  for (let i = 0; i < dim; i++) out[i] = view.getFloat32(4 + 4 * i)
+  return out
 }
 
 /**
