@@ -1,0 +1,119 @@
+/**
+ * Which of the query model's families tracks a tenant's real queries across graph builds? (not a
+ * test: run by hand on a corpus embedded by `rag-bench --corpus DIR --embed use-lite`). Loads one
+ * tenant's chunks and all its queries from DIR/embed-use-lite, then builds its own index (m 16 /
+ * ef_construction 64) `builds` times and prints, per build, tie-aware recall@10 at ef_search 40 and
+ * 100 of the real queries and of each family — the model's four and isotropic moves of 1-6 × the
+ * 10th-neighbour distance (`iso1`..`iso6`) and moves toward the tenant's mean (`centre…`) — with each
+ * set's median cosine distance to its nearest chunk first.
+ *
+ *   npx tsx test/store/tuning/real-query-study.ts DIR large-b 10
+ */
+import { readFileSync } from 'node:fs'
+import { sql } from 'kysely'
+import { PgVectorStore, provision } from '../../../src/index.js'
+import {
+  exactAnswersInMemory,
+  readTenantVectors,
+  exactInMemory,
+  searchRecall,
+  seededRandom,
+  modelQueries,
+  DEFAULT_RECALL_EPSILON,
+} from '../../../src/bench-kit.js'
+const [corpus, tenant = 'large-b', buildsArg = '10'] = process.argv.slice(2)
+if (!corpus) throw new Error('usage: real-query-study.ts DIR [tenant] [builds]')
+const dir = `${corpus}/embed-use-lite`
+const builds = Number(buildsArg)
+const lines = readFileSync(`${dir}/chunks.jsonl`, 'utf8').trim().split('\n')
+const f32 = new Float32Array(readFileSync(`${dir}/embeddings.f32`).buffer.slice(0))
+const dim = 512
+const rows: any[] = []
+lines.forEach((l, i) => {
+  const c = JSON.parse(l)
+  if (c.tenant === tenant)
+    rows.push({
+      tenantId: 't',
+      documentId: c.document,
+      chunkIndex: c.chunk,
+      content: 'x',
+      embedding: Array.from(f32.subarray(i * dim, (i + 1) * dim)),
+    })
+})
+const real = readFileSync(`${dir}/queries.jsonl`, 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l))
+  .filter((q) => q.tenant === tenant)
+  .map((q) => q.embedding as number[])
+const server = await provision({ provider: 'local' })
+try {
+  const store = await PgVectorStore.open(server.db, { table: 'study', dimensions: dim, querySample: false })
+  await store.bulkIngest(rows)
+  const handle = store.forTenant('t')
+  const tv = await readTenantVectors(server.db, store.config, 't', 'pgscale')
+  const unit = (x: number[]) => {
+    const n = Math.hypot(...x) || 1
+    return x.map((v) => v / n)
+  }
+  // the model's own 200 + extra families at other scales around the same kind of anchors
+  const model = await modelQueries(server.db, store.config, handle, 200, 'pgscale')
+  const fam: Record<string, number[][]> = {}
+  model.queries.forEach((q, i) => (fam[model.families[i]!] ??= []).push(q))
+  const r = seededRandom('study')
+  const anchors = Array.from({ length: 50 }, () => r.int(tv.vectors.length))
+  const d = model.kthDistance
+  for (const s of [1, 2, 3, 4, 6]) {
+    fam[`iso${s}`] = anchors.map((a) => {
+      const x = unit(tv.vectors[a]!)
+      const dir = unit(Array.from({ length: dim }, () => r.gaussian()))
+      return unit(x.map((v, i) => v + s * d * dir[i]!))
+    })
+  }
+  // queries toward the tenant's mean direction (off the data toward the centre) and real-like: anchors mixed with the global mean
+  const mean = unit(
+    tv.vectors.reduce((acc, v) => {
+      const u = unit(v)
+      return acc.map((x, i) => x + u[i]!)
+    }, new Array(dim).fill(0)),
+  )
+  for (const t of [0.3, 0.5, 0.7])
+    fam[`centre${t}`] = anchors.map((a) => unit(unit(tv.vectors[a]!).map((v, i) => (1 - t) * v + t * mean[i]!)))
+  // nearest-chunk distance of each set
+  const near = (qs: number[][]) => {
+    const ds = qs.map((q) => exactInMemory(tv, q, 1, 'cosine')[0]!.distance).sort((a, b) => a - b)
+    return ds[Math.floor(ds.length / 2)]!.toFixed(3)
+  }
+  console.log(
+    'kth',
+    d.toFixed(3),
+    'nearest-chunk median: real',
+    near(real),
+    Object.entries(fam)
+      .map(([k, v]) => `${k} ${near(v)}`)
+      .join(' '),
+  )
+  const sets: Record<string, number[][]> = { real, ...fam }
+  const truth: Record<string, any> = {}
+  for (const [k, qs] of Object.entries(sets)) truth[k] = (await exactAnswersInMemory(handle, store.config, tv, qs, 10)).truth
+  for (let b = 0; b < builds; b++) {
+    await store.optimize({ ownIndexAbove: 1000, targetRecall: null })
+    const line: string[] = []
+    for (const ef of [40, 100]) {
+      for (const [k, qs] of Object.entries(sets)) {
+        const m = await searchRecall(handle, qs, truth[k], 10, DEFAULT_RECALL_EPSILON, {
+          efSearch: ef,
+          iterativeScan: 'relaxed',
+          exactFallback: false,
+        })
+        line.push(`${k}@${ef} ${m.recall.toFixed(3)}`)
+      }
+    }
+    console.log(`build ${b}: ${line.join(' | ')}`)
+    // drop the tenant index so the next optimize builds a fresh graph
+    const idx = await store.createTenantIndex('t')
+    await sql.raw(`drop index "${idx.index}"`).execute(server.db)
+  }
+} finally {
+  await server.stop()
+}
