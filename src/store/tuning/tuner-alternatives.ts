@@ -55,7 +55,9 @@ export interface LadderStep {
   /**
    * Queries searched at this step when fewer than all: the ones not yet perfect at a smaller
    * `ef_search` (the others count as perfect; `recall` and `lower` are over all of them, `p50Ms`
-   * over these).
+   * over these) — or, at a step accepted on those, the spread 20 it was timed on when their p50
+   * rejected it (over the latency bound) or left it provisional (a rebuild beat it, or it was
+   * measured on all of them afterwards: the next entry of the same graph and `ef_search`).
    */
   measured?: number
   p50Ms: number
