@@ -168,7 +168,17 @@ export async function chooseIndexSetting(ctx: AlternativesContext): Promise<Inde
  */
 async function settle(ctx: AlternativesContext, best: IndexChoice | undefined, tried: LadderStep[]): Promise<IndexChoice | undefined> {
   if (!best?.provisional) return best
-  return ladder({ ...ctx, steps: ctx.steps.filter((s) => s >= best.efSearch) }, best.graph, tried)
+  return ladderFrom(ctx, best.efSearch, best.graph, tried)
+}
+
+/** The ladder on the index as it is, from `efSearch` up (every query measured at its first step). */
+function ladderFrom(
+  ctx: AlternativesContext,
+  efSearch: number,
+  graph: Graph | undefined,
+  tried: LadderStep[],
+): Promise<IndexChoice | undefined> {
+  return ladder({ ...ctx, steps: ctx.steps.filter((s) => s >= efSearch) }, graph, tried)
 }
 
 /**
@@ -179,7 +189,7 @@ async function settle(ctx: AlternativesContext, best: IndexChoice | undefined, t
 async function restore(ctx: AlternativesContext, best: IndexChoice, tried: LadderStep[]): Promise<IndexChoice | undefined> {
   const graph = best.graph ?? ctx.current
   await ctx.rebuild(graph)
-  return ladder({ ...ctx, steps: ctx.steps.filter((s) => s >= best.efSearch) }, graph, tried)
+  return ladderFrom(ctx, best.efSearch, graph, tried)
 }
 
 /**
@@ -237,7 +247,6 @@ async function ladder(
       // With `defer`: accepted, yet slower than `cheapMs` — the one to beat, measured on all only if nothing does.
       const deferred = few.indexes.length < n && defer && fewP50 > ctx.cheapMs && judgedFew.ok
       if (over || deferred) {
-        sofar.forEach((v, q) => (perQuery[q] = v))
         record(efSearch, { recall: meanOf(sofar), lower: judgedFew.lower, p50Ms: fewP50, measured: few.indexes.length })
         if (over) return undefined
         return { efSearch, recall: meanOf(sofar), judged: judgedFew, perQuery: sofar, p50Ms: fewP50, graph, provisional: true }
