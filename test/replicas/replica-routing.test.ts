@@ -53,6 +53,28 @@ afterAll(async () => {
   await primary?.stop()
 })
 
+/** The primary's WAL insert position now. */
+async function insertPosition(primaryDb: Database): Promise<string> {
+  const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(primaryDb)
+  return rows[0]!.lsn
+}
+
+/** Waits (up to 5 s) until a standby's `position` (a pg_last_wal_* call) reaches `lsn`. */
+async function until(node: Database, position: 'pg_last_wal_replay_lsn()' | 'pg_last_wal_receive_lsn()', lsn: string): Promise<void> {
+  for (let i = 0; i < 250; i++) {
+    const { rows } = await sql<{ ok: boolean }>`select ${sql.raw(position)} >= ${lsn}::pg_lsn as ok`.execute(node)
+    if (rows[0]!.ok) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  throw new Error(`a standby's ${position} did not reach ${lsn} in 5 s`)
+}
+
+/** Waits until both standbys' `position` reaches the primary's WAL insert position now. */
+async function untilBoth(primaryDb: Database, position: 'pg_last_wal_replay_lsn()' | 'pg_last_wal_receive_lsn()'): Promise<void> {
+  const lsn = await insertPosition(primaryDb)
+  await Promise.all(nodes.map((n) => until(n, position, lsn)))
+}
+
 async function open(options: ConstructorParameters<typeof ReplicaSet>[2] = {}) {
   const replicas = new ReplicaSet(db, nodes, { waitMs: 100, positionCacheMs: 0, retryDownMs: 300, ...options })
   return { replicas, store: await PgVectorStore.open(db, { ...config, replicas }) }
@@ -95,20 +117,21 @@ describe('read replicas', () => {
     // A bound well above what a standby that replays lags on a busy CI machine (a run with 200 ms
     // once saw the other standby over it for one read of ten), and a pause well beyond the bound.
     const { replicas, store } = await open({ maxLagMs: 1000 })
-    await pause(0)
+    // Both standbys replay a commit first: the paused one's lag then counts from it, whatever ran
+    // before this test (a standby that replayed none since it started counts from when this
+    // process first saw it).
     try {
       await sql`create table lag_probe (x int)`.execute(db)
+      await untilBoth(db, 'pg_last_wal_replay_lsn()')
+      await pause(0)
       await sql`insert into lag_probe values (1)`.execute(db)
       await new Promise((r) => setTimeout(r, 1500))
       await sql`insert into lag_probe values (2)`.execute(db) // WAL the paused replica receives and does not replay
-      // The other standby replays it first: while a standby has received WAL it has not replayed, its
-      // lag reads as the time since its last replayed commit (here the whole pause).
-      const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(db)
-      for (let i = 0; i < 250; i++) {
-        const caught = await sql<{ ok: boolean }>`select pg_last_wal_replay_lsn() >= ${rows[0]!.lsn}::pg_lsn as ok`.execute(nodes[1]!)
-        if (caught.rows[0]!.ok) break
-        await new Promise((r) => setTimeout(r, 20))
-      }
+      // The other standby replays it, and the paused one has received it (the primary runs with
+      // synchronous_commit off: its WAL is sent when written, not at commit): while a standby has
+      // received WAL it has not replayed, its lag reads as the time since its last replayed commit.
+      await untilBoth(db, 'pg_last_wal_receive_lsn()')
+      await until(nodes[1]!, 'pg_last_wal_replay_lsn()', await insertPosition(db))
       for (let i = 0; i < 10; i++) await store.forTenant('globex').count()
       const stats = replicas.stats()
       expect(stats.replicas[0]!.skippedLagging).toBeGreaterThan(0)
@@ -116,7 +139,7 @@ describe('read replicas', () => {
       expect(stats.replicas[1]!.reads).toBe(10)
     } finally {
       await resume(0)
-      await sql`drop table lag_probe`.execute(db)
+      await sql`drop table if exists lag_probe`.execute(db)
     }
     await store.close()
   })
