@@ -1,9 +1,9 @@
-import { CompiledQuery } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { withLease } from '../../db/lease-lock.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { nearestStatements, tenantTrialIndexName, vectorSql, type ResolvedStoreConfig } from '../config/index.js'
 import { toVectorLiteral, type Embedding } from '../ingest/index.js'
-import { buildIndex, hnswIndexDdl, tenantPartition, type IndexBuildOptions, type TunedAlternative } from '../schema/index.js'
+import { buildIndex, dropIndexInTurn, hnswIndexDdl, tenantPartition, type IndexBuildOptions, type TunedAlternative } from '../schema/index.js'
 import { percentile } from './measure-recall.js'
 import { countRecall, DEFAULT_RECALL_EPSILON } from './recall.js'
 import type { ScoredRow } from './tenant-vectors.js'
@@ -37,7 +37,9 @@ export interface BinaryTrialContext {
  * Hamming, partial on the tenant), searches the tuning queries through it with `rerank × k`
  * candidates re-ranked by the exact distance (re-rank 8, then 16, then 32; the `ef_search` ladder
  * at each), judges each step's per-query recall as the tuner judges its own settings, then drops
- * the index. An index a trial left (the process died) is dropped first. Resolves to the alternative
+ * the index. An index a trial left (the process died) is dropped first. Two trials of one tenant
+ * take turns (a lease on the trial index), and its build and drops take turns with the table's
+ * other index maintenance. Resolves to the alternative
  * as measured: `faster` (met the target within the bound, faster than the full-vector setting, or
  * where none met it), `slower`, or `missed the target`; the `reason` says what it would take to
  * use it (a space with `index: { quantization: 'binary' }`: the tuner cannot change one tenant's
@@ -52,56 +54,60 @@ export interface BinaryTrialContext {
 export async function tryBinaryRerank(ctx: BinaryTrialContext): Promise<TunedAlternative> {
   const { db, config, tenantId } = ctx
   const name = tenantTrialIndexName(config.table, tenantId)
-  const drop = () => db.executeQuery(CompiledQuery.raw(`drop index if exists ${quoteQualified(config.schema, name)}`))
-  await drop()
-  const binary = binaryVariant(config, TRIAL_RERANKS[0]!)
-  const on = await tenantPartition(db, config, tenantId)
-  const ddl = await hnswIndexDdl(db, binary, {
-    name,
-    m: 16,
-    efConstruction: 64,
-    concurrently: ctx.build.concurrently === true,
-    tenantId,
-    on,
-  })
-  try {
-    const built = await buildIndex(
-      db,
-      { schema: config.schema, name, qualifiedTable: on ?? config.qualified, ddl, ...(on ? { lockTable: config.qualified } : {}) },
-      {},
-      ctx.build,
-    )
-    for (const rerank of TRIAL_RERANKS) {
-      const found = await binaryLadder(ctx, binaryVariant(config, rerank))
-      if (!found) continue
-      const faster = ctx.hnswP50Ms === undefined || found.p50Ms < ctx.hnswP50Ms
-      return {
-        kind: 'binary-rerank',
-        rerank,
-        buildSeconds: built.seconds,
-        efSearch: found.efSearch,
-        recall: found.recall,
-        p50Ms: found.p50Ms,
-        outcome: faster ? 'faster' : 'slower',
-        reason: faster
-          ? `binary index re-ranked ×${rerank} met the target at ${found.p50Ms.toFixed(2)} ms p50` +
-            (ctx.hnswP50Ms === undefined
-              ? ' where no full-vector setting did'
-              : ` against ${ctx.hnswP50Ms.toFixed(2)} ms for the full-vector index`) +
-            ": to use it, move the tenant to a space with index: { quantization: 'binary' } (addSpace, migrateTenant, switchTenant)"
-          : `binary index re-ranked ×${rerank} met the target at ${found.p50Ms.toFixed(2)} ms p50, slower than the full-vector index (${ctx.hnswP50Ms!.toFixed(2)} ms)`,
-      }
+  // Two trials of one tenant (two optimize() at once) take turns: one's first drop would otherwise
+  // remove the other's index mid-measurement, or deadlock with its concurrent build.
+  return withLease(db, `pgscale.trial:${quoteQualified(config.schema, name)}`, async () => {
+    const concurrently = ctx.build.concurrently === true
+    // Under the table's maintenance lock, as the builds and drops of its indexes take turns.
+    const drop = () => dropIndexInTurn(db, { schema: config.schema, name, table: config.qualified }, concurrently)
+    await drop()
+    const binary = binaryVariant(config, TRIAL_RERANKS[0]!)
+    const on = await tenantPartition(db, config, tenantId)
+    const ddl = await hnswIndexDdl(db, binary, { name, m: 16, efConstruction: 64, concurrently, tenantId, on })
+    try {
+      const built = await buildIndex(
+        db,
+        { schema: config.schema, name, qualifiedTable: on ?? config.qualified, ddl, ...(on ? { lockTable: config.qualified } : {}) },
+        {},
+        ctx.build,
+      )
+      return await measureTrial(ctx, built.seconds)
+    } finally {
+      await drop()
     }
+  })
+}
+
+/** The trial's searches through the built index, re-rank 8, 16, 32 in turn, as {@link tryBinaryRerank} reports them. */
+async function measureTrial(ctx: BinaryTrialContext, buildSeconds: number): Promise<TunedAlternative> {
+  for (const rerank of TRIAL_RERANKS) {
+    const found = await binaryLadder(ctx, binaryVariant(ctx.config, rerank))
+    if (!found) continue
+    const faster = ctx.hnswP50Ms === undefined || found.p50Ms < ctx.hnswP50Ms
     return {
       kind: 'binary-rerank',
-      rerank: TRIAL_RERANKS.at(-1)!,
-      buildSeconds: built.seconds,
-      efSearch: null,
-      outcome: 'missed the target',
-      reason: `no ef_search up to ${ctx.steps.at(-1)} met the target within ${ctx.boundMs.toFixed(2)} ms at re-rank ${TRIAL_RERANKS.join(', ')}`,
+      rerank,
+      buildSeconds,
+      efSearch: found.efSearch,
+      recall: found.recall,
+      p50Ms: found.p50Ms,
+      outcome: faster ? 'faster' : 'slower',
+      reason: faster
+        ? `binary index re-ranked ×${rerank} met the target at ${found.p50Ms.toFixed(2)} ms p50` +
+          (ctx.hnswP50Ms === undefined
+            ? ' where no full-vector setting did'
+            : ` against ${ctx.hnswP50Ms.toFixed(2)} ms for the full-vector index`) +
+          ": to use it, move the tenant to a space with index: { quantization: 'binary' } (addSpace, migrateTenant, switchTenant)"
+        : `binary index re-ranked ×${rerank} met the target at ${found.p50Ms.toFixed(2)} ms p50, slower than the full-vector index (${ctx.hnswP50Ms!.toFixed(2)} ms)`,
     }
-  } finally {
-    await drop()
+  }
+  return {
+    kind: 'binary-rerank',
+    rerank: TRIAL_RERANKS.at(-1)!,
+    buildSeconds,
+    efSearch: null,
+    outcome: 'missed the target',
+    reason: `no ef_search up to ${ctx.steps.at(-1)} met the target within ${ctx.boundMs.toFixed(2)} ms at re-rank ${TRIAL_RERANKS.join(', ')}`,
   }
 }
 

@@ -8,7 +8,6 @@ import { tryBinaryRerank } from './binary-trial.js'
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
-import { quoteQualified } from '../../sql/quote.js'
 import {
   hnswIndexNames,
   type IndexBuildOptions,
@@ -21,6 +20,7 @@ import {
   tenantSizes,
   type TuningCache,
   withTableMaintenanceLock,
+  dropIndexInTurn,
 } from '../schema/index.js'
 import { type ResolvedStoreConfig, storeIndexNames, type StoreStatements, tenantIndexName } from '../config/index.js'
 import { recallReport } from './recall-monitor.js'
@@ -280,9 +280,8 @@ async function reviewSharedIndex(run: TierRun): Promise<OptimizeResult['sharedIn
   if (byPlanner.length) await analyzeTable(run)
   let dropped = false
   if (!servedBy && options.dropUnusedSharedIndex) {
-    const drop = sql`drop index ${sql.raw(options.concurrently ? 'concurrently ' : '')}${sql.raw(quoteQualified(config.schema, sharedName))}`
-    if (options.concurrently) await withTableMaintenanceLock(db, config.qualified, (conn) => drop.execute(conn))
-    else await drop.execute(db)
+    // If it exists: another optimize() at once may have dropped it first.
+    await dropIndexInTurn(db, { schema: config.schema, name: sharedName, table: config.qualified }, options.concurrently === true)
     dropped = true
   }
   if (byPlanner.length) {

@@ -56,4 +56,23 @@ describe('two optimize() at once', () => {
       expect(tuning.every((x) => x.recall >= 0.98 || x.exact)).toBe(true)
     })
   }
+
+  itWithServer(t.target)('both drop the unused shared index (dropUnusedSharedIndex): it is gone, neither fails', async () => {
+    const table = 'two_opt_drop_shared'
+    const storeA = await PgVectorStore.open(a, { table, dimensions: spec.dim })
+    const storeB = await PgVectorStore.open(b, { table, dimensions: spec.dim })
+    await storeA.bulkIngest(generateCorpus(spec))
+    await storeA.createIndex()
+    const shared = async () => {
+      const { rows } = await sql<{ name: string }>`
+        select c.relname as name from pg_index x join pg_class c on c.oid = x.indexrelid join pg_am am on am.oid = c.relam
+        where x.indrelid = ${table}::regclass and am.amname = 'hnsw' and x.indpred is null`.execute(t.db)
+      return rows.map((r) => r.name)
+    }
+    expect(await shared()).toHaveLength(1)
+    const options = { ownIndexAbove: 1000, minOwnIndex: 10, concurrently: true, dropUnusedSharedIndex: true, tuning: { maxLatencyMs: 10_000, sample: 20 } }
+    const [ra, rb] = await Promise.all([storeA.optimize(options), storeB.optimize(options)])
+    expect(await shared()).toEqual([])
+    expect([...ra.notes, ...rb.notes].some((n) => /It was dropped/.test(n))).toBe(true)
+  })
 })

@@ -112,4 +112,36 @@ describe('the binary trial', () => {
     expect(missed).toMatchObject({ kind: 'binary-rerank', outcome: 'missed the target', efSearch: null })
     expect(await indexNames(TABLE)).not.toContain(name)
   })
+
+  for (const concurrently of [true, false]) {
+    it(`two trials of one tenant at once (concurrently: ${concurrently}) take turns: no deadlock, every search through a whole trial index, nothing left`, async () => {
+      const name = tenantTrialIndexName(TABLE, 'big')
+      const before = await indexNames(TABLE)
+      const spans: Array<{ trial: number; at: number }> = []
+      let missing = 0
+      // Each trial's searches, recorded: which trial searched when, and whether its index was there.
+      const watched = (trial: number) => {
+        const db = Object.create(t.db) as Database
+        db.queryWithSettings = async (...args: Parameters<Database['queryWithSettings']>) => {
+          const { rows } = await sql<{ valid: boolean | null }>`
+            select (select indisvalid from pg_index where indexrelid = to_regclass(${name})) as valid`.execute(t.db)
+          if (rows[0]?.valid !== true) missing++
+          spans.push({ trial, at: spans.length })
+          return t.db.queryWithSettings(...(args as [any, any, any]))
+        }
+        return db
+      }
+      const [a, b] = await Promise.all(
+        [0, 1].map((trial) => tryBinaryRerank({ ...input, searchDb: watched(trial), build: { concurrently }, hnswP50Ms: 1e9 })),
+      )
+      expect(a!.outcome).toBe('faster')
+      expect(b!.outcome).toBe('faster')
+      expect(missing).toBe(0)
+      // One trial's searches all come before the other's: they took turns.
+      const order = spans.map((s) => s.trial)
+      const switches = order.filter((x, i) => i > 0 && x !== order[i - 1]).length
+      expect(switches).toBe(1)
+      expect(await indexNames(TABLE)).toEqual(before)
+    })
+  }
 })

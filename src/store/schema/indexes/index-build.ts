@@ -264,6 +264,26 @@ export async function withTableMaintenanceLock<T>(
   return withLease(db, `pgscale.maintenance:${qualifiedTable}`, () => db.connection().execute(work))
 }
 
+/**
+ * Drops an index, if it exists, taking turns with the builds and drops of its table: on one
+ * connection holding the table's maintenance lock ({@link withTableMaintenanceLock}), concurrently
+ * (`DROP INDEX CONCURRENTLY`) or plainly. A plain `DROP INDEX` outside it, beside another process's
+ * concurrent build on the same table, deadlocks (40P01): the drop waits for the build's lock, the
+ * build for the drop's transaction.
+ *
+ * ### Examples
+ * ```ts
+ * await dropIndexInTurn(db, { schema: 'public', name: 'rag_chunks_t_acme_trial', table: '"public"."rag_chunks"' }, true)
+ * ```
+ */
+export async function dropIndexInTurn(
+  db: Database,
+  index: { schema?: string; name: string; table: string },
+  concurrently: boolean,
+): Promise<void> {
+  await withTableMaintenanceLock(db, index.table, (conn) => dropIndex(conn, index.schema, index.name, concurrently))
+}
+
 /** Whether an index exists, its size, and whether it is valid (a failed concurrent build leaves it INVALID). */
 export async function indexState(
   db: Kysely<any>,

@@ -8,8 +8,8 @@ import { hnswIndexDdl, tenantPartition } from './hnsw-ddl.js'
 import {
   buildIndex,
   buildParameters,
+  dropIndexInTurn,
   indexState,
-  withTableMaintenanceLock,
   type IndexBuildOptions,
   type IndexBuildResult,
 } from './index-build.js'
@@ -109,10 +109,9 @@ async function rename(db: Database, at: Place, from: string, to: string): Promis
   await run(db, `alter index ${q(at, from)} rename to "${to}"`)
 }
 
-/** Drops an index: plainly, or concurrently under the relation's maintenance lock (as builds of it take turns). */
+/** Drops an index, plainly or concurrently, under the relation's maintenance lock (as builds of it take turns). */
 async function drop(db: Database, at: Place, name: string): Promise<void> {
-  if (!at.concurrently) return run(db, `drop index if exists ${q(at, name)}`)
-  await withTableMaintenanceLock(db, at.table, (conn: Kysely<any>) => run(conn, `drop index concurrently if exists ${q(at, name)}`))
+  await dropIndexInTurn(db, { schema: at.config.schema, name, table: at.table }, at.concurrently)
 }
 
 async function run(conn: Pick<Kysely<any>, 'executeQuery'>, text: string): Promise<void> {
