@@ -3,7 +3,14 @@ import { withLease } from '../../db/lease-lock.js'
 import { quoteQualified } from '../../sql/quote.js'
 import { nearestStatements, tenantTrialIndexName, vectorSql, type ResolvedStoreConfig } from '../config/index.js'
 import { toVectorLiteral, type Embedding } from '../ingest/index.js'
-import { buildIndex, dropIndexInTurn, hnswIndexDdl, tenantPartition, type IndexBuildOptions, type TunedAlternative } from '../schema/index.js'
+import {
+  buildIndex,
+  dropIndexInTurn,
+  hnswIndexDdl,
+  tenantPartition,
+  type IndexBuildOptions,
+  type TunedAlternative,
+} from '../schema/index.js'
 import { percentile } from './measure-recall.js'
 import { countRecall, DEFAULT_RECALL_EPSILON } from './recall.js'
 import type { ScoredRow } from './tenant-vectors.js'

@@ -70,7 +70,13 @@ describe('two optimize() at once', () => {
       return rows.map((r) => r.name)
     }
     expect(await shared()).toHaveLength(1)
-    const options = { ownIndexAbove: 1000, minOwnIndex: 10, concurrently: true, dropUnusedSharedIndex: true, tuning: { maxLatencyMs: 10_000, sample: 20 } }
+    const options = {
+      ownIndexAbove: 1000,
+      minOwnIndex: 10,
+      concurrently: true,
+      dropUnusedSharedIndex: true,
+      tuning: { maxLatencyMs: 10_000, sample: 20 },
+    }
     const [ra, rb] = await Promise.all([storeA.optimize(options), storeB.optimize(options)])
     expect(await shared()).toEqual([])
     expect([...ra.notes, ...rb.notes].some((n) => /It was dropped/.test(n))).toBe(true)

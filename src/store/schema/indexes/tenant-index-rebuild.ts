@@ -5,14 +5,7 @@ import { assertMayAlter } from '../../../db/security/privileges.js'
 import { quoteQualified } from '../../../sql/quote.js'
 import { tenantIndexName, tenantRebuildIndexName, type ResolvedStoreConfig } from '../../config/index.js'
 import { hnswIndexDdl, tenantPartition } from './hnsw-ddl.js'
-import {
-  buildIndex,
-  buildParameters,
-  dropIndexInTurn,
-  indexState,
-  type IndexBuildOptions,
-  type IndexBuildResult,
-} from './index-build.js'
+import { buildIndex, buildParameters, dropIndexInTurn, indexState, type IndexBuildOptions, type IndexBuildResult } from './index-build.js'
 
 /**
  * Rebuilds a tenant's own HNSW index with other parameters, and the tenant is never left without
