@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { InvalidArgumentError } from '../../errors.js'
 import type { ResolvedStoreConfig } from '../config/index.js'
 import type { Embedding } from '../ingest/index.js'
 import type { SearchResult } from '../tenant/index.js'
@@ -76,6 +77,8 @@ export function vectorFromBinary(value: unknown): number[] {
  * distance the server's operators give (cosine: 1 − cos; l2: Euclidean; inner product: −dot) —
  * what `exactSearch` returns, computed in memory (double precision; the server's single precision
  * differs by far less than recall's tie tolerance). `skip` leaves one row out (an anchor's own).
+ * A tenant read in part (`complete: false`) gets an `InvalidArgumentError`: its nearest are not the
+ * tenant's.
  *
  * ### Examples
  * ```ts
@@ -83,12 +86,17 @@ export function vectorFromBinary(value: unknown): number[] {
  * ```
  */
 export function exactInMemory(
-  tenant: Pick<TenantVectors, 'keys' | 'vectors'>,
+  tenant: Pick<TenantVectors, 'keys' | 'vectors'> & { complete?: boolean },
   query: Embedding,
   k: number,
   distance: ResolvedStoreConfig['distance'],
   skip = -1,
 ): Array<ScoredRow & { row: number }> {
+  // The nearest of a part are not the tenant's nearest: answers from them inflate recall.
+  if (tenant.complete === false)
+    throw new InvalidArgumentError(
+      `exact answers in memory need the whole tenant; only ${tenant.vectors.length} of its chunks were read (more than ${IN_MEMORY_NUMBERS} vector components): use exactSearch`,
+    )
   let qq = 0
   for (let x = 0; x < query.length; x++) qq += query[x]! * query[x]!
   const qNorm = Math.sqrt(qq) || 1

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { PgVectorStore, type IngestRow } from '../../../src/index.js'
-import { exactInMemory, readTenantVectors, seededRandom, vectorFromBinary } from '../../../src/bench-kit.js'
+import { InvalidArgumentError, PgVectorStore, type IngestRow } from '../../../src/index.js'
+import {
+  exactAnswersInMemory,
+  exactInMemory,
+  IN_MEMORY_NUMBERS,
+  readTenantVectors,
+  seededRandom,
+  vectorFromBinary,
+} from '../../../src/bench-kit.js'
 import { useTestDatabase } from '../../support/test-database.js'
 
 /**
@@ -66,6 +73,29 @@ describe('a tenant read whole for tuning', () => {
       }
     })
   }
+
+  it('a tenant too large to read whole is read in part, and exact answers from that part are refused (typed)', async () => {
+    // One row more than fits: 1,001 chunks of 4,000 dimensions against 4,000,000 numbers.
+    const dim = 4000
+    const store = await PgVectorStore.open(t.db, { table: 'tv_part', dimensions: dim, querySample: false })
+    const r = seededRandom('tv:part')
+    const count = IN_MEMORY_NUMBERS / dim + 1
+    await store.bulkIngest(
+      Array.from({ length: count }, (_, i) => ({
+        tenantId: 'big',
+        documentId: `d${i}`,
+        chunkIndex: 0,
+        content: 'x',
+        embedding: Array.from({ length: dim }, () => r.gaussian()),
+      })),
+    )
+    const tenant = await readTenantVectors(t.db, store.config, 'big', 'seed')
+    expect(tenant.complete).toBe(false)
+    expect(tenant.vectors).toHaveLength(count)
+    const query = Array.from({ length: dim }, () => r.gaussian())
+    expect(() => exactInMemory(tenant, query, 10, 'cosine')).toThrow(InvalidArgumentError)
+    await expect(exactAnswersInMemory(store.forTenant('big'), store.config, tenant, [query], 10)).rejects.toThrow(/whole tenant/)
+  })
 
   it('decodes pgvector binary vectors from bytes or hex text; anything else is refused', () => {
     const bytes = Buffer.from('0002000040400000bf800000', 'hex')
