@@ -12,12 +12,17 @@ import { exactInMemory, readTenantVectors, type TenantVectors } from './tenant-v
  * - `local`: the anchor moved by `d` along a random mix of its neighbours' offsets (the directions
  *   the data varies in there: anisotropic where the data is);
  * - `far`: the same moved by 3 `d`, farther than any of its k neighbours;
- * - `isotropic`: the anchor moved by 2 `d` in a uniformly random direction (off the data's surface).
+ * - `blend`: the midpoint of the anchor and another anchor farther than its k-th neighbour (most
+ *   often of another document): a query whose neighbours lie in two places, as a question that
+ *   spans two subjects does;
+ * - `isotropic`: the anchor moved by 2 `d` in a uniformly random direction (off the data's surface);
+ *   also made where another family cannot be (an anchor without neighbours, a `blend` without a
+ *   partner).
  */
-export type QueryFamily = 'between' | 'local' | 'far' | 'isotropic'
+export type QueryFamily = 'between' | 'local' | 'far' | 'blend' | 'isotropic'
 
 /** Every family, in the order the model makes them. */
-export const QUERY_FAMILIES: readonly QueryFamily[] = ['between', 'local', 'far', 'isotropic']
+export const QUERY_FAMILIES: readonly QueryFamily[] = ['between', 'local', 'far', 'blend', 'isotropic']
 
 /** A stored chunk and its nearest neighbours (nearest first, itself excluded), as the model reads them. */
 export interface Anchor {
@@ -52,7 +57,7 @@ const ISOTROPIC_SCALE = 2
 /**
  * Tuning queries a tenant has never stored, calibrated to its own geometry: `n` queries, one of each
  * family ({@link QueryFamily}) per anchor, the anchors a seeded sample of its chunks and their
- * exact nearest neighbours (one exact scan per anchor: n / 4 of them). What tuning
+ * exact nearest neighbours (one exact scan per anchor: n / 5 of them). What tuning
  * measures before the tenant has real queries; the worst family's bound is the one stated.
  *
  * ### Examples
@@ -163,9 +168,16 @@ export function queriesAround(
     const p = prepared[Math.floor(i / families.length) % prepared.length]!
     const family = families[i % families.length]!
     const d = Number.isFinite(p.kth) && p.kth > 0 ? p.kth : kthDistance
-    const q = p.neighbours.length === 0 ? moved(p.anchor, isotropic(random, p.anchor.length), d) : around(random, p, family, d)
+    const partner = family === 'blend' ? blendPartner(random, prepared, p) : undefined
+    const kind: QueryFamily = p.neighbours.length === 0 || (family === 'blend' && !partner) ? 'isotropic' : family
+    const q =
+      kind === 'isotropic'
+        ? moved(p.anchor, isotropic(random, p.anchor.length), p.neighbours.length === 0 ? d : ISOTROPIC_SCALE * d)
+        : kind === 'blend'
+          ? p.anchor.map((x, j) => (x + partner![j]!) / 2)
+          : around(random, p, kind, d)
     queries.push(options.cosine ? unit(q) : q)
-    made.push(p.neighbours.length === 0 ? 'isotropic' : family)
+    made.push(kind)
   }
   return { queries, families: made, kthDistance, k }
 }
@@ -178,7 +190,6 @@ function around(random: Random, p: { anchor: number[]; neighbours: number[][] },
     const t = 0.3 + 0.4 * random.next()
     return anchor.map((x, i) => x + t * (other[i]! - x))
   }
-  if (family === 'isotropic') return moved(anchor, isotropic(random, anchor.length), ISOTROPIC_SCALE * d)
   // A random mix of the offsets to the neighbours: a direction the data varies in near the anchor.
   const direction = new Array<number>(anchor.length).fill(0)
   for (const v of neighbours) {
@@ -186,6 +197,19 @@ function around(random: Random, p: { anchor: number[]; neighbours: number[][] },
     for (let i = 0; i < direction.length; i++) direction[i]! += g * (v[i]! - anchor[i]!)
   }
   return moved(anchor, direction, family === 'far' ? FAR_SCALE * d : d)
+}
+
+/** Another anchor farther from `p`'s than its k-th neighbour (a few seeded draws), or undefined. */
+function blendPartner(
+  random: Random,
+  prepared: ReadonlyArray<{ anchor: number[]; kth: number }>,
+  p: { anchor: number[]; kth: number },
+): number[] | undefined {
+  for (let tries = 0; tries < 8 && prepared.length > 1; tries++) {
+    const other = prepared[random.int(prepared.length)]!
+    if (other !== p && distance(p.anchor, other.anchor) > p.kth) return other.anchor
+  }
+  return undefined
 }
 
 /** `x` moved by `length` along `direction` (an isotropic one when `direction` is zero). */

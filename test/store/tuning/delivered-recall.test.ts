@@ -55,7 +55,7 @@ describe('stated and delivered recall', () => {
     const report = first.tuning.tenants[0]!
     expect(report.querySource).toBe('chunks')
     expect(report.kthDistance).toBeGreaterThan(0)
-    expect(report.families?.map((f) => f.family).sort()).toEqual(['between', 'far', 'isotropic', 'local'])
+    expect(report.families?.map((f) => f.family).sort()).toEqual(['between', 'blend', 'far', 'isotropic', 'local'])
     expect(report.bound.queries).toBe(80)
     expect(report.bound.confidence).toBe(0.95)
     expect(report.bound.lower).toBeLessThanOrEqual(report.bound.mean)

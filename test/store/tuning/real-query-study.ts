@@ -3,10 +3,13 @@
  * test: run by hand on a corpus embedded by `rag-bench --corpus DIR --embed use-lite`). Loads one
  * tenant's chunks and all its queries from DIR/embed-use-lite, then builds its own index (m 16 /
  * ef_construction 64) `builds` times and prints, per build, tie-aware recall@10 at ef_search 40 and
- * 100 of the real queries (all of the tenant's, and `held`: rag-bench's held-out set) and of each family — the model's four and isotropic moves of 1-6 × the
- * 10th-neighbour distance (`iso1`..`iso6`), moves toward the tenant's mean (`centre…`) and two chunks of
- * different documents blended (`blend0.5`, `blend0.7`: the first's weight) — with each
- * set's median cosine distance to its nearest chunk first.
+ * 100 of the real queries (all of the tenant's, and `held`: rag-bench's held-out set) and of each
+ * family — the model's own and isotropic moves of 1-6 × the 10th-neighbour distance
+ * (`iso1`..`iso6`), moves toward the tenant's mean (`centre…`), two chunks of different documents
+ * blended (`blend0.5`, `blend0.7`: the first's weight) and a chunk blended with one of the 3
+ * sampled chunks nearest to it beyond its 10th neighbour (`blendNear`) — with each set's median
+ * cosine distance to its nearest chunk first. A tenant too large to read whole is answered by the
+ * server's exact scan.
  *
  *   npx tsx test/store/tuning/real-query-study.ts DIR large-b 10
  */
@@ -93,6 +96,22 @@ try {
       while (tv.keys[b]!.documentId === tv.keys[a]!.documentId) b = r.int(tv.vectors.length)
       const [x, y] = [unit(tv.vectors[a]!), unit(tv.vectors[b]!)]
       return unit(x.map((v, i) => w * v + (1 - w) * y[i]!))
+    })
+  }
+  // blended with a near anchor: one of the 3 anchors nearest to it (of the 50) beyond its 10th neighbour
+  {
+    const cos = (a: number[], b: number[]) => 1 - a.reduce((acc, v, i) => acc + v * b[i]!, 0)
+    const units = anchors.map((a) => unit(tv.vectors[a]!))
+    const kth: number[] = []
+    for (const u of units) kth.push((await handle.exactSearch(u, { k: 11 })).at(-1)!.distance)
+    fam['blendNear'] = units.map((u, i) => {
+      const others = units
+        .map((v, j) => ({ j, d: cos(u, v) }))
+        .filter((o) => o.j !== i && o.d > kth[i]!)
+        .sort((a, b) => a.d - b.d)
+        .slice(0, 3)
+      const v = units[others[r.int(others.length)]!.j]!
+      return unit(u.map((x, k) => (x + v[k]!) / 2))
     })
   }
   // nearest-chunk distance of each set

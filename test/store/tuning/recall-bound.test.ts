@@ -133,7 +133,7 @@ describe('the query model (queriesAround)', () => {
     const stored = anchors(25)
     const made = queriesAround(stored, { n: 100, seed: 's', cosine: true })
     expect(made.queries).toHaveLength(100)
-    expect(new Set(made.families)).toEqual(new Set(['between', 'local', 'far', 'isotropic']))
+    expect(new Set(made.families)).toEqual(new Set(['between', 'local', 'far', 'blend', 'isotropic']))
     const all = stored.flatMap((a) => [a.embedding, ...a.neighbours])
     // The calibrated scale: the median distance to the 10th neighbour (≈ 0.3 here).
     expect(made.kthDistance).toBeGreaterThan(0.25)
@@ -144,14 +144,39 @@ describe('the query model (queriesAround)', () => {
       const nearest = Math.min(...all.map((v) => distance(q, v)))
       expect(nearest, `query ${i} (${made.families[i]}) is a stored vector`).toBeGreaterThan(1e-3)
       // Each query is within a few scales of its anchor: the model stays near the tenant's data.
-      const anchor = stored[Math.floor(i / 4) % stored.length]!.embedding
+      const own = stored[Math.floor(i / 5) % stored.length]!
+      const anchor = own.embedding
       const d = distance(q, anchor)
-      const scale = distance(anchor, stored[Math.floor(i / 4) % stored.length]!.neighbours[9]!)
+      const scale = distance(anchor, own.neighbours[9]!)
       if (made.families[i] === 'local') expect(d / scale).toBeGreaterThan(0.6)
       if (made.families[i] === 'far') expect(d / scale).toBeGreaterThan(1.5)
       if (made.families[i] === 'isotropic') expect(d / scale).toBeGreaterThan(1.2)
-      expect(d / scale).toBeLessThan(3.2)
+      if (made.families[i] === 'blend') {
+        // Halfway to another anchor, one farther than the anchor's 10th neighbour: as far from both.
+        const partner = stored.find((a) => a !== own && Math.abs(distance(q, a.embedding) - d) < 1e-9)
+        expect(partner, `query ${i} is halfway to another anchor`).toBeDefined()
+        expect(distance(anchor, partner!.embedding)).toBeGreaterThan(scale)
+      } else expect(d / scale).toBeLessThan(3.2)
     }
+  })
+
+  it('a lone anchor has no partner to blend with: its blend queries are isotropic moves, labelled so', () => {
+    const made = queriesAround(anchors(1), { n: 10, seed: 's', cosine: true })
+    expect(made.families).toEqual([
+      'between',
+      'local',
+      'far',
+      'isotropic',
+      'isotropic',
+      'between',
+      'local',
+      'far',
+      'isotropic',
+      'isotropic',
+    ])
+    const [anchor] = anchors(1)
+    const scale = distance(anchor!.embedding, anchor!.neighbours[9]!)
+    expect(distance(made.queries[3]!, anchor!.embedding) / scale).toBeGreaterThan(1.2)
   })
 
   it('is seeded and scales with the data: twice the spread, twice the scale', () => {
