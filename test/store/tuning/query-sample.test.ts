@@ -5,9 +5,8 @@ import { generateCorpus, offTopicQueries, type CorpusSpec } from '../../../bench
 import { useTestDatabase } from '../../support/test-database.js'
 
 /**
- * Tuning on the query sample: a tenant whose real queries sit off its chunks is tuned higher than
- * its chunk sample would choose, and re-tuned when its sample changes; the store's own measuring
- * searches are not sampled. The sample itself (bounds, reopening, tenants, two pools flushing,
+ * Tuning on the query sample: a tenant whose real queries sit off its chunks is tuned on them, and
+ * re-tuned when its sample changes; the store's own measuring searches are not sampled. The sample itself (bounds, reopening, tenants, two pools flushing,
  * failed flushes): query-sample-buffer.test.ts.
  */
 const t = useTestDatabase()
@@ -36,17 +35,17 @@ describe('tuning on recent queries', () => {
     sampled = await store.optimize(optimizeOptions)
   }, 300_000)
 
-  it('an out-of-distribution tenant is tuned higher on its recent queries than on its chunks', async () => {
+  it('an out-of-distribution tenant is tuned on its recent queries, which need more than ef_search 40', async () => {
     const onChunks = chunksOnly.tuning.tenants[0]!
     const onRecent = sampled.tuning.tenants[0]!
     expect([onChunks.querySource, onChunks.queries]).toEqual(['chunks', 200])
     expect([onRecent.querySource, onRecent.queries]).toEqual(['recent', 200])
-    // At the first step the query model's queries (near the data) look fine and the off-topic real queries do not.
-    expect(onChunks.tried[0]!.recall).toBeGreaterThan(onRecent.tried[0]!.recall)
-    // Its lower bound over the 200 queries misses 0.98: tuning must go past ef_search 40.
+    // The query model makes queries between two places too (blend): before #42's last family its
+    // first step looked better than these off-topic queries'; now it need not, and is not compared.
+    expect(onChunks.families?.map((f) => f.family)).toContain('blend')
+    // The off-topic queries' lower bound over the 200 misses 0.98 at the first step: tuning must go past ef_search 40.
     expect(onRecent.tried[0]!.lower ?? 0).toBeLessThan(0.98)
-    // The query model is no longer easier than these off-topic queries (it may choose a higher
-    // ef_search than they need): only the first step is compared; its figure is reported beside.
+    // The query model's figure at the chosen setting is reported beside.
     expect(onRecent.chunkRecall).toBeGreaterThan(0)
     expect(sampled.notes.join(' ')).toMatch(/on 200 recent real queries/)
   })
