@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { InvalidArgumentError } from '../../errors.js'
 import {
+  dropIndexInTurn,
   hnswIndexNames,
   type IndexBuildOptions,
   type IndexBuildResult,
@@ -20,7 +21,6 @@ import {
   tenantSizes,
   type TuningCache,
   withTableMaintenanceLock,
-  dropIndexInTurn,
 } from '../schema/index.js'
 import { type ResolvedStoreConfig, storeIndexNames, type StoreStatements, tenantIndexName } from '../config/index.js'
 import { recallReport } from './recall-monitor.js'
